@@ -1,0 +1,60 @@
+# MirrorBench: the project's vocabulary. `make run` and `make test` are all a new machine needs.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA_DIR ?= $(or $(MIRRORBENCH_DATA_DIR),var)
+SIZE ?= 512
+# Headless rendering: EGL first (Mesa's software driver), OSMesa as the fallback.
+export MUJOCO_GL ?= egl
+export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
+
+.PHONY: install system-deps run test test-fast bench lint format typecheck migrations-check gallery clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory system-deps
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+# Mesa's EGL and OSMesa libraries, installed when missing and we may (root or sudo).
+system-deps:
+	@bash scripts/system-deps.sh
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
+	@echo "Scene gallery: $(DATA_DIR)/gallery/index.html"
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+bench: install
+	$(BIN)/python -m benchmarks.render
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: install
+	$(BIN)/mypy
+
+migrations-check: install
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+gallery: install
+	$(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The leaderboard Django app: models, results and pages around the evaluation engine."""

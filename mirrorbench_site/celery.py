@@ -1,0 +1,33 @@
+"""The Celery application. Broker and queues are configured from Django settings."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
+
+app = Celery("mirrorbench")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+@app.on_configure.connect
+def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
+    """Point the filesystem transport at folders in the data directory and create them."""
+    from django.conf import settings
+
+    if not str(settings.CELERY_BROKER_URL).startswith("filesystem://"):
+        return
+    folder = settings.CELERY_BROKER_DIR
+    for sub in ("queue", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    sender.conf.broker_transport_options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+
+
+app.autodiscover_tasks()
