@@ -32,7 +32,9 @@ def envbool(name: str, default: bool) -> bool:
         return True
     if value in _FALSE:
         return False
-    raise ImproperlyConfiguredEnv(f"{name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
+    raise ImproperlyConfiguredEnv(
+        f"{name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off"
+    )
 
 
 def envint(name: str, default: int) -> int:
