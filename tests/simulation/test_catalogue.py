@@ -34,7 +34,7 @@ def test_the_scene_set_has_48_human_and_18_robot_scenes():
     scenes = scene_set()
     assert len(scenes) == 66
     assert Counter(s.track for s in scenes.values()) == {"Human": 48, "Robot": 18}
-    assert list(scenes)[0] == "male_0-mano_white-splash"
+    assert next(iter(scenes)) == "male_0-mano_white-splash"
 
 
 def test_human_scenes_use_human_marks_and_robot_scenes_use_logos():
