@@ -160,27 +160,37 @@ HANDS: dict[str, Hand] = {
 MARKS: dict[str, Mark] = {
     m.id: m
     for m in (
-        Mark("splash", "Human", "a red emblem in the shape of a paint splash", 200),
-        Mark("leaf_0", "Human", "a dark green abstract leaf with three rounded lobes", 200),
-        Mark("leaf_1", "Human", "a stylised green leaf on a light blue background", 200),
+        Mark(
+            "splash",
+            "Human",
+            "a bold red paint-splash emblem (a blob with rounded spikes and droplets) on white",
+            200,
+        ),
+        Mark(
+            "leaf_0",
+            "Human",
+            "a dark green abstract leaf with three rounded lobes and a short stem on white",
+            200,
+        ),
+        Mark(
+            "leaf_1",
+            "Human",
+            "a stylised green leaf with pale veins on a light blue background",
+            200,
+        ),
         Mark(
             "bread",
             "Human",
-            "a wavy shape outlined in purple with a light blue fill, on a solid blue background",
+            "a wavy light blue shape with a thick purple outline on a solid blue background",
             200,
         ),
         Mark(
             "logo_0",
             "Robot",
-            "a glossy blue rounded diamond with a black oval cut-out, on a white background",
+            "a glossy blue rounded diamond with a black oval cut-out in its centre, on white",
             100,
         ),
-        Mark(
-            "logo_1",
-            "Robot",
-            "three interlocking white curved bands on a black background",
-            100,
-        ),
+        Mark("logo_1", "Robot", "three interlocking smooth white rings on a black background", 100),
     )
 }
 

@@ -15,16 +15,12 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-MARK_IDS: tuple[str, ...] = ("splash", "leaf_0", "leaf_1", "bread", "logo_0", "logo_1")
+from simulation.catalogue import MARKS
 
-MARK_DESCRIPTIONS: dict[str, str] = {
-    "splash": "a bold red paint-splash emblem (a blob with rounded spikes and droplets) on white",
-    "leaf_0": "a dark green abstract leaf with three rounded lobes and a short stem on white",
-    "leaf_1": "a stylised green leaf with pale veins on a light blue background",
-    "bread": "a wavy light blue shape with a thick purple outline on a solid blue background",
-    "logo_0": "a glossy blue rounded diamond with a black oval cut-out in its centre, on white",
-    "logo_1": "three interlocking smooth white rings on a black background",
-}
+MARK_IDS: tuple[str, ...] = tuple(MARKS)
+
+MARK_DESCRIPTIONS: dict[str, str] = {m.id: m.description for m in MARKS.values()}
+"""What each texture shows; the catalogue owns the wording that the prompts use."""
 
 MIN_SIZE = 16
 """Smallest texture edge, in pixels, that :func:`mark_texture` accepts."""

@@ -1,0 +1,200 @@
+"""The ``mirrorbench`` command line.
+
+Errors in arguments (unknown scenes, bad sizes, bad offsets) print one line naming the valid
+choices and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
+from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
+from simulation.render import DEFAULT_SIZE, MAX_SIZE
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A bad argument: reported on one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--size must be an integer from 16 to {MAX_SIZE}, got {text!r}"
+        ) from None
+    if not 16 <= size <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(
+            f"--size must be an integer from 16 to {MAX_SIZE}, got {size}"
+        )
+    return size
+
+
+def _offset(text: str) -> Vec3:
+    parts = text.split(",")
+    try:
+        dx, dy, dz = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--offset must be three whole steps DX,DY,DZ (e.g. -2,1,0), got {text!r}"
+        ) from None
+    return (dx, dy, dz)
+
+
+def _open_renderer(shadows: bool = True):
+    from simulation.mujoco_backend import MujocoRenderer
+
+    return MujocoRenderer(shadows=shadows)
+
+
+def _save_png(image, path: Path) -> None:  # type: ignore[no-untyped-def]
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(image).save(path, format="PNG", optimize=False)
+
+
+def cmd_scenes(args: argparse.Namespace) -> int:
+    scenes = list(scene_set().values())
+    if args.json:
+        json.dump([s.summary() for s in scenes], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{'id':42} {'track':6} {'d0':>3} {'max':>4}")
+    for s in scenes:
+        print(f"{s.id:42} {s.track:6} {s.d0_steps:>3} {s.max_steps:>4}")
+    human = sum(1 for s in scenes if s.track == "Human")
+    print(f"{len(scenes)} scenes ({human} Human, {len(scenes) - human} Robot)")
+    return 0
+
+
+def _check_offset(scene: Scene, cell: Vec3) -> None:
+    if not is_collision_free(scene, cell):
+        x_mm = hand_position_mm(scene, cell)[0]
+        raise UsageError(
+            f"--offset {','.join(map(str, cell))} puts the hand at x={x_mm / 1000:.2f} m, inside "
+            f"the body or the mirror; the hand's centre must stay within "
+            f"x=[{(scene.body.front_x_mm + 50) / 1000:.2f}, 1.90] m"
+        )
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    scene = get_scene(args.scene)
+    cell = args.offset
+    _check_offset(scene, cell)
+    with _open_renderer(shadows=not args.no_shadows) as renderer:
+        renderer.load(scene, mirror=not args.no_mirror)
+        renderer.set_hand(cell)
+        _save_png(renderer.render(args.size), Path(args.out))
+    print(args.out)
+    return 0
+
+
+def cmd_gallery(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    scenes = select_scenes(args.scenes)
+    rows = []
+    with _open_renderer() as renderer:
+        for i, scene in enumerate(scenes, 1):
+            renderer.load(scene)
+            _save_png(renderer.render(args.size), out / f"{scene.id}.png")
+            rows.append(scene)
+            print(f"[{i}/{len(scenes)}] {scene.id}", file=sys.stderr)
+    (out / "index.html").write_text(_gallery_html(rows))
+    print(out / "index.html")
+    return 0
+
+
+def _gallery_html(scenes: Sequence[Scene]) -> str:
+    cards = []
+    for s in scenes:
+        cards.append(
+            f'<figure><a href="{html.escape(s.id)}.png"><img src="{html.escape(s.id)}.png" '
+            f'alt="{html.escape(s.id)}" loading="lazy"></a><figcaption><b>{html.escape(s.id)}</b>'
+            f"<br>{s.track} · d0 {s.d0_steps} · budget {s.max_steps}"
+            f"<br>body: {html.escape(s.body.description)}"
+            f"<br>hand: {html.escape(s.hand.description)}"
+            f"<br>mark: {html.escape(s.mark.description)}</figcaption></figure>"
+        )
+    return (
+        "<!doctype html><html lang='en'><meta charset='utf-8'>"
+        "<title>MirrorBench scene gallery</title><style>"
+        "body{font:14px system-ui,sans-serif;margin:1rem;background:#fafafa;color:#222}"
+        "main{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:1rem}"
+        "figure{margin:0;background:#fff;border:1px solid #ddd;padding:.5rem}"
+        "img{width:100%;height:auto;display:block}figcaption{margin-top:.4rem;line-height:1.35}"
+        f"</style><h1>MirrorBench scene gallery ({len(scenes)} scenes)</h1><main>"
+        + "".join(cards)
+        + "</main></html>\n"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mirrorbench", description="MirrorBench: mirror self-recognition.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("scenes", help="list the scene set")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=cmd_scenes)
+
+    p = sub.add_parser("render", help="render one frame of a scene")
+    p.add_argument("--scene", required=True, help="scene id, e.g. male_0-mano_white-splash")
+    p.add_argument("--out", required=True, help="output PNG file")
+    p.add_argument("--size", type=_size, default=DEFAULT_SIZE, help="image side in pixels")
+    p.add_argument(
+        "--offset", type=_offset, default=(0, 0, 0), help="hand offset DX,DY,DZ in steps"
+    )
+    p.add_argument("--no-mirror", action="store_true", help="remove the mirror (control view)")
+    p.add_argument("--no-shadows", action="store_true", help="render without shadows")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("gallery", help="render every scene and write an index.html contact sheet")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--size", type=_size, default=512, help="image side in pixels")
+    p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
+    p.set_defaults(func=cmd_gallery)
+    return parser
+
+
+def _join_negative_offsets(argv: list[str]) -> list[str]:
+    """Let ``--offset -2,0,1`` through: argparse would take ``-2,0,1`` for an option."""
+    joined: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--offset" and i + 1 < len(argv):
+            joined.append(f"--offset={argv[i + 1]}")
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    return joined
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(
+            _join_negative_offsets(list(sys.argv[1:] if argv is None else argv))
+        )
+        return int(args.func(args))
+    except (UsageError, UnknownSceneError) as exc:
+        print(f"mirrorbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

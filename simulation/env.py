@@ -1,0 +1,106 @@
+"""The Gymnasium interface: ``gymnasium.make("MirrorBench-v1", scene=..., size=...)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from simulation.catalogue import Scene, get_scene
+from simulation.dynamics import Action, EpisodeState
+from simulation.render import DEFAULT_SIZE, Renderer, frame_key, validate_size
+
+
+def _default_renderer() -> Renderer:
+    from simulation.mujoco_backend import MujocoRenderer
+
+    return MujocoRenderer()
+
+
+class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
+    """One MirrorBench scene as a Gymnasium environment.
+
+    Action ``a`` in ``Discrete(6)`` is option ``a + 1`` of the prompt (up, down, left, right,
+    forward, backward). Observations are the camera's RGB image. An episode terminates on
+    success and is truncated when the step budget (``d0_steps + 10``) is used up. The
+    dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        scene: str = "male_0-mano_white-splash",
+        size: int = DEFAULT_SIZE,
+        render_mode: str | None = None,
+        renderer: Renderer | None = None,
+        mirror: bool = True,
+    ) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.scene: Scene = get_scene(scene)
+        self.size = validate_size(size)
+        self.render_mode = render_mode
+        self.mirror = mirror
+        self.action_space = spaces.Discrete(len(Action))
+        self.observation_space = spaces.Box(0, 255, shape=(size, size, 3), dtype=np.uint8)
+        self._renderer = renderer
+        self._loaded = False
+        self._state = EpisodeState(self.scene)
+        self._frame: np.ndarray | None = None
+
+    def _observe(self) -> np.ndarray:
+        if self._renderer is None:
+            self._renderer = _default_renderer()
+        if not self._loaded:
+            self._renderer.load(self.scene, mirror=self.mirror)
+            self._loaded = True
+        self._renderer.set_hand(self._state.cell)
+        self._frame = self._renderer.render(self.size)
+        return self._frame
+
+    def _info(self, executed: bool) -> dict[str, Any]:
+        version = self._renderer.version if self._renderer is not None else ""
+        return {
+            "distance_steps": self._state.distances[-1],
+            "executed": executed,
+            "success": self._state.success,
+            "hand_cell": self._state.cell,
+            "steps_taken": self._state.steps_taken,
+            "max_steps": self.scene.max_steps,
+            "frame_key": frame_key(
+                version, self.scene.id, self._state.cell, self.size, mirror=self.mirror
+            ),
+        }
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._state = EpisodeState(self.scene)
+        observation = self._observe()
+        return observation, self._info(executed=False)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an integer in [0, 5], got {action!r}")
+        before = self._state.distances[-1]
+        transition = self._state.step(Action(int(action) + 1))
+        observation = self._observe()
+        reward = float(before - transition.distance_steps)
+        terminated = self._state.success
+        truncated = not terminated and self._state.done
+        return observation, reward, terminated, truncated, self._info(transition.executed)
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        if self.render_mode != "rgb_array":
+            return None
+        return self._frame if self._frame is not None else self._observe()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+            self._loaded = False

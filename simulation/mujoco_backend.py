@@ -1,0 +1,351 @@
+"""The MuJoCo rendering backend: scene construction and offscreen rendering on the CPU."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from simulation.catalogue import (
+    MIRROR_CENTER_MM,
+    MIRROR_FACE_X_MM,
+    MIRROR_SIZE_MM,
+    Scene,
+    Vec3,
+)
+from simulation.dynamics import hand_position_mm
+from simulation.render import (
+    CAMERA_EYE,
+    CAMERA_FOVY_DEG,
+    CAMERA_TARGET,
+    DEFAULT_SIZE,
+    WIDE_CAMERA_FOVY_DEG,
+    WIDE_VIEW_BODIES,
+    RenderError,
+    _ensure_gl_backend,
+    look_at_quat,
+    renderer_version,
+    validate_size,
+)
+
+_ensure_gl_backend()
+import mujoco  # noqa: E402  (the GL platform must be chosen before MuJoCo loads)
+
+from simulation.assets import humans, marks, robots  # noqa: E402
+
+CAMERA_NAME = "behind"
+HAND_BODY = "hand"
+ROOM_HALF_X = (-3.0, 3.2)
+ROOM_HALF_Y = 3.0
+ROOM_HEIGHT = 3.0
+MARK_THICKNESS = 0.002
+# Rotations that turn a plane's normal (+z) to face -x (the mirror) or +x (the mark).
+_FACE_MINUS_X = [math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0]
+_FACE_PLUS_X = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
+
+
+def _m(mm: float) -> float:
+    return mm / 1000.0
+
+
+def _add_material(
+    spec: mujoco.MjSpec, name: str, rgb: tuple[float, float, float], **kw: float
+) -> str:
+    spec.add_material(name=name, rgba=[*rgb, 1.0], reflectance=0.0, **kw)
+    return name
+
+
+def _add_room(spec: mujoco.MjSpec) -> None:
+    """A plain indoor room around the scene, so the mirror never reflects a void."""
+    world = spec.worldbody
+    floor = spec.add_texture(
+        name="room/floor",
+        type=mujoco.mjtTexture.mjTEXTURE_2D,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+        rgb1=[0.62, 0.58, 0.52],
+        rgb2=[0.56, 0.52, 0.46],
+        width=256,
+        height=256,
+    )
+    mat = spec.add_material(name="room/floor", texrepeat=[8, 8], reflectance=0.0)
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = floor.name
+    x0, x1 = ROOM_HALF_X
+    cx, hx = (x0 + x1) / 2, (x1 - x0) / 2
+    world.add_geom(
+        name="room/floor",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[hx, ROOM_HALF_Y, 0.1],
+        pos=[cx, 0, 0],
+        material="room/floor",
+        contype=0,
+        conaffinity=0,
+    )
+    _add_material(spec, "room/wall", (0.86, 0.85, 0.82))
+    _add_material(spec, "room/wall_back", (0.78, 0.82, 0.86))
+    _add_material(spec, "room/ceiling", (0.95, 0.95, 0.95))
+    _add_material(spec, "room/skirting", (0.35, 0.3, 0.26))
+    t = 0.05
+    h = ROOM_HEIGHT / 2
+    walls = [
+        ("front", [x1 + t, 0, h], [t, ROOM_HALF_Y, h], "room/wall"),
+        ("back", [x0 - t, 0, h], [t, ROOM_HALF_Y, h], "room/wall_back"),
+        ("left", [cx, ROOM_HALF_Y + t, h], [hx, t, h], "room/wall"),
+        ("right", [cx, -ROOM_HALF_Y - t, h], [hx, t, h], "room/wall"),
+        ("ceiling", [cx, 0, ROOM_HEIGHT + t], [hx, ROOM_HALF_Y, t], "room/ceiling"),
+    ]
+    for name, pos, size, material in walls:
+        world.add_geom(
+            name=f"room/{name}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=size,
+            pos=pos,
+            material=material,
+            contype=0,
+            conaffinity=0,
+        )
+    # Skirting boards give the walls a visible base, which helps read depth in the reflection.
+    for name, pos, size in [
+        ("front", [x1 - 0.01, 0, 0.05], [0.01, ROOM_HALF_Y, 0.05]),
+        ("back", [x0 + 0.01, 0, 0.05], [0.01, ROOM_HALF_Y, 0.05]),
+        ("left", [cx, ROOM_HALF_Y - 0.01, 0.05], [hx, 0.01, 0.05]),
+        ("right", [cx, -ROOM_HALF_Y + 0.01, 0.05], [hx, 0.01, 0.05]),
+    ]:
+        world.add_geom(
+            name=f"room/skirting_{name}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=size,
+            pos=pos,
+            material="room/skirting",
+            contype=0,
+            conaffinity=0,
+        )
+
+
+def _add_lights(spec: mujoco.MjSpec) -> None:
+    world = spec.worldbody
+    world.add_light(
+        name="light/key",
+        pos=[-0.6, -0.8, 2.9],
+        dir=[0.35, 0.25, -1.0],
+        castshadow=True,
+        diffuse=[0.55, 0.55, 0.55],
+        specular=[0.1, 0.1, 0.1],
+        cutoff=70,
+        exponent=1,
+    )
+    world.add_light(
+        name="light/fill",
+        pos=[1.0, 0.6, 2.9],
+        dir=[-0.2, -0.2, -1.0],
+        castshadow=False,
+        diffuse=[0.35, 0.35, 0.35],
+        specular=[0.0, 0.0, 0.0],
+        cutoff=80,
+        exponent=1,
+    )
+    spec.visual.headlight.ambient = [0.3, 0.3, 0.3]
+    spec.visual.headlight.diffuse = [0.25, 0.25, 0.25]
+    spec.visual.headlight.specular = [0.0, 0.0, 0.0]
+    spec.visual.quality.shadowsize = 2048
+
+
+def _add_mirror(spec: mujoco.MjSpec) -> None:
+    """A real planar mirror: the first (and only) reflective geom, at the mirror's face."""
+    world = spec.worldbody
+    depth, width, height = (_m(v) for v in MIRROR_SIZE_MM)
+    cx, cy, cz = (_m(v) for v in MIRROR_CENTER_MM)
+    spec.add_material(
+        name="mirror/glass",
+        rgba=[0.02, 0.02, 0.02, 1.0],
+        reflectance=1.0,
+        specular=0.0,
+        shininess=0.0,
+    )
+    world.add_geom(
+        name="mirror/glass",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[height / 2, width / 2, 0.01],
+        pos=[_m(MIRROR_FACE_X_MM), cy, cz],
+        quat=_FACE_MINUS_X,
+        material="mirror/glass",
+        contype=0,
+        conaffinity=0,
+    )
+    # The slab behind the glass and a thin frame, so the mirror reads as an object in the room.
+    _add_material(spec, "mirror/frame", (0.25, 0.2, 0.16))
+    world.add_geom(
+        name="mirror/slab",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[depth / 2, width / 2, height / 2],
+        pos=[cx + 0.001, cy, cz],
+        material="mirror/frame",
+        contype=0,
+        conaffinity=0,
+    )
+    f = 0.03
+    for name, pos, size in [
+        ("top", [cx, cy, cz + height / 2 + f / 2], [0.02, width / 2 + f, f / 2]),
+        ("bottom", [cx, cy, cz - height / 2 - f / 2], [0.02, width / 2 + f, f / 2]),
+        ("left", [cx, cy + width / 2 + f / 2, cz], [0.02, f / 2, height / 2]),
+        ("right", [cx, cy - width / 2 - f / 2, cz], [0.02, f / 2, height / 2]),
+    ]:
+        world.add_geom(
+            name=f"mirror/frame_{name}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=size,
+            pos=pos,
+            material="mirror/frame",
+            contype=0,
+            conaffinity=0,
+        )
+
+
+def _add_mark(spec: mujoco.MjSpec, scene: Scene, texture_px: int = 256) -> None:
+    """The mark: a textured square on the body's front surface, facing the mirror."""
+    image = marks.mark_texture(scene.mark.id, texture_px)
+    tex = spec.add_texture(
+        name="mark/texture",
+        type=mujoco.mjtTexture.mjTEXTURE_2D,
+        width=image.shape[1],
+        height=image.shape[0],
+        nchannel=3,
+    )
+    # Seen from the mirror side the plane's local x runs along world -z after the rotation,
+    # so the image is laid out to read upright (row 0 at the top) in front of the mark.
+    tex.data = np.ascontiguousarray(np.rot90(image, k=1)).tobytes()
+    mat = spec.add_material(
+        name="mark/material", texrepeat=[1, 1], texuniform=False, reflectance=0.0, emission=0.15
+    )
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+    half = _m(scene.mark.side_mm) / 2
+    x, y, z = scene.mark_center_mm
+    spec.worldbody.add_geom(
+        name="mark/plate",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[half, half, MARK_THICKNESS],
+        pos=[_m(x) + MARK_THICKNESS, _m(y), _m(z)],
+        quat=_FACE_PLUS_X,
+        material="mark/material",
+        contype=0,
+        conaffinity=0,
+    )
+
+
+def _body_adder(scene: Scene) -> Callable[[mujoco.MjSpec, mujoco.MjsBody, str], None]:
+    return humans.add_human_body if scene.track == "Human" else robots.add_robot_body
+
+
+def _hand_adder(scene: Scene) -> Callable[[mujoco.MjSpec, mujoco.MjsBody, str], None]:
+    return humans.add_human_hand if scene.track == "Human" else robots.add_robot_hand
+
+
+def build_spec(scene: Scene, *, mirror: bool = True, max_size: int = DEFAULT_SIZE) -> mujoco.MjSpec:
+    """Return the MjSpec of ``scene``: room, mirror, body, mark, hand and camera."""
+    spec = mujoco.MjSpec()
+    spec.modelname = scene.id
+    spec.option.gravity = [0.0, 0.0, 0.0]
+    spec.visual.global_.offwidth = max_size
+    spec.visual.global_.offheight = max_size
+    _add_room(spec)
+    _add_lights(spec)
+    if mirror:
+        _add_mirror(spec)
+    bx, by, _ = scene.body.offset_mm
+    body = spec.worldbody.add_body(name="body", pos=[_m(bx), _m(by), 0.0])
+    _body_adder(scene)(spec, body, scene.body.id)
+    _add_mark(spec, scene)
+    hand = spec.worldbody.add_body(
+        name=HAND_BODY, mocap=True, pos=[_m(v) for v in hand_position_mm(scene, (0, 0, 0))]
+    )
+    _hand_adder(scene)(spec, hand, scene.hand.id)
+    fovy = WIDE_CAMERA_FOVY_DEG if scene.body.id in WIDE_VIEW_BODIES else CAMERA_FOVY_DEG
+    spec.worldbody.add_camera(
+        name=CAMERA_NAME,
+        pos=list(CAMERA_EYE),
+        quat=look_at_quat(CAMERA_EYE, CAMERA_TARGET),
+        fovy=fovy,
+    )
+    _strip_other_reflections(spec, keep="mirror/glass" if mirror else None)
+    return spec
+
+
+def _strip_other_reflections(spec: mujoco.MjSpec, keep: str | None) -> None:
+    """MuJoCo reflects only in the first reflective geom: no material but the mirror's reflects."""
+    for material in spec.materials:
+        if material.name != keep:
+            material.reflectance = 0.0
+
+
+class MujocoRenderer:
+    """Renders scenes with MuJoCo's OpenGL renderer, offscreen (EGL or OSMesa) on the CPU."""
+
+    def __init__(self, *, shadows: bool = True) -> None:
+        self.shadows = shadows
+        self._scene: Scene | None = None
+        self._mirror = True
+        self._model: mujoco.MjModel | None = None
+        self._data: mujoco.MjData | None = None
+        self._renderers: dict[int, mujoco.Renderer] = {}
+        self._max_size = DEFAULT_SIZE
+        self._cell: Vec3 = (0, 0, 0)
+
+    @property
+    def version(self) -> str:
+        return renderer_version()
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        if self._model is None:
+            raise RenderError("no scene loaded: call load(scene) first")
+        return self._model
+
+    def load(self, scene: Scene, *, mirror: bool = True) -> None:
+        self._close_renderers()
+        self._scene, self._mirror = scene, mirror
+        self._model = build_spec(scene, mirror=mirror, max_size=self._max_size).compile()
+        self._data = mujoco.MjData(self._model)
+        self.set_hand((0, 0, 0))
+
+    def set_hand(self, cell: Vec3) -> None:
+        if self._scene is None or self._data is None:
+            raise RenderError("no scene loaded: call load(scene) first")
+        self._cell = cell
+        self._data.mocap_pos[0] = [_m(v) for v in hand_position_mm(self._scene, cell)]
+        mujoco.mj_kinematics(self.model, self._data)
+        mujoco.mj_camlight(self.model, self._data)
+
+    def render(self, size: int = DEFAULT_SIZE) -> np.ndarray:
+        validate_size(size)
+        if self._scene is None or self._data is None:
+            raise RenderError("no scene loaded: call load(scene) first")
+        if size > self._max_size:
+            # The offscreen buffer is sized at build time: rebuild with a larger one.
+            self._max_size = size
+            cell = self._cell
+            self.load(self._scene, mirror=self._mirror)
+            self.set_hand(cell)
+        renderer = self._renderers.get(size)
+        if renderer is None:
+            renderer = mujoco.Renderer(self.model, height=size, width=size)
+            self._renderers[size] = renderer
+        renderer.update_scene(self._data, camera=CAMERA_NAME)
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.shadows)
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
+        return renderer.render().copy()
+
+    def _close_renderers(self) -> None:
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers.clear()
+
+    def close(self) -> None:
+        self._close_renderers()
+        self._model = self._data = None
+        self._scene = None
+
+    def __enter__(self) -> MujocoRenderer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,115 @@
+"""Rendering MirrorBench scenes.
+
+``Renderer`` is the contract every backend meets (MuJoCo here; Isaac Sim can sit behind the
+same interface). ``MujocoRenderer`` builds each scene procedurally with ``mujoco.MjSpec``: a
+plain room, a real planar mirror (a reflective plane exactly at the mirror's face), the body,
+the mark on the body's front facing the mirror, a floating hand moved by setting its pose, and
+a camera behind the body. Rendering is headless (``MUJOCO_GL=egl``, or ``osmesa``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from importlib import metadata
+from typing import Protocol
+
+import numpy as np
+
+from simulation.catalogue import (
+    Scene,
+    Vec3,
+)
+
+DEFAULT_SIZE = 1024
+MAX_SIZE = 4096
+SCENE_BUILD_VERSION = "1"
+"""Bump whenever the scene construction changes the pixels: frame keys depend on it."""
+
+CAMERA_EYE = (-1.1, 0.0, 2.0)
+CAMERA_TARGET = (0.0, 0.0, 1.7)
+CAMERA_FOVY_DEG = 45.0
+WIDE_CAMERA_FOVY_DEG = 2 * math.degrees(
+    math.atan(1.5 * math.tan(math.radians(CAMERA_FOVY_DEG / 2)))
+)
+"""The wheeled robot's wider view: focal length 2.0 instead of 3.0, so tan(fov/2) grows 1.5x."""
+WIDE_VIEW_BODIES = frozenset({"nova_carter"})
+
+
+def renderer_version() -> str:
+    """Return the version string of the MuJoCo backend (scene build + MuJoCo release)."""
+    return f"mujoco-{metadata.version('mujoco')}-scene{SCENE_BUILD_VERSION}"
+
+
+def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:
+    """Return the content key of a frame: same inputs, same pixels, same key."""
+    parts = [version, scene_id, ",".join(str(c) for c in cell), str(size)]
+    if not mirror:
+        parts.append("no-mirror")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:40]
+
+
+class RenderError(RuntimeError):
+    """Rendering could not be set up or a request is out of range."""
+
+
+class Renderer(Protocol):
+    """A backend that renders MirrorBench scenes from the camera behind the body."""
+
+    @property
+    def version(self) -> str:
+        """Identifies the pixels this backend produces (part of every frame key)."""
+        ...
+
+    def load(self, scene: Scene, *, mirror: bool = True) -> None:
+        """Build ``scene``; the hand starts at its start cell."""
+
+    def set_hand(self, cell: Vec3) -> None:
+        """Move the hand to a grid offset from its start."""
+
+    def render(self, size: int = DEFAULT_SIZE) -> np.ndarray:
+        """Return the current view as ``uint8 (size, size, 3)`` RGB."""
+        ...
+
+    def close(self) -> None:
+        """Release the rendering context."""
+
+
+def validate_size(size: int) -> int:
+    """Return ``size`` if it is a valid image side, or raise RenderError."""
+    if not isinstance(size, int) or not 16 <= size <= MAX_SIZE:
+        raise RenderError(f"size must be an integer from 16 to {MAX_SIZE}, got {size!r}")
+    return size
+
+
+def _ensure_gl_backend() -> None:
+    """Default to EGL; PyOpenGL must agree with MuJoCo on the platform."""
+    backend = os.environ.setdefault("MUJOCO_GL", "egl")
+    os.environ.setdefault("PYOPENGL_PLATFORM", backend)
+
+
+def look_at_quat(
+    eye: tuple[float, float, float], target: tuple[float, float, float]
+) -> list[float]:
+    """Return the quaternion (w, x, y, z) of a camera at ``eye`` looking at ``target``, z up.
+
+    A MuJoCo camera looks along its local -z with +x to the right and +y up in the image.
+    """
+    forward = np.subtract(target, eye).astype(float)
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, (0.0, 0.0, 1.0))
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    rot = np.column_stack([right, up, -forward])
+    w = math.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2
+    x = math.copysign(
+        math.sqrt(max(0.0, 1.0 + rot[0, 0] - rot[1, 1] - rot[2, 2])) / 2, rot[2, 1] - rot[1, 2]
+    )
+    y = math.copysign(
+        math.sqrt(max(0.0, 1.0 - rot[0, 0] + rot[1, 1] - rot[2, 2])) / 2, rot[0, 2] - rot[2, 0]
+    )
+    z = math.copysign(
+        math.sqrt(max(0.0, 1.0 - rot[0, 0] - rot[1, 1] + rot[2, 2])) / 2, rot[1, 0] - rot[0, 1]
+    )
+    return [w, x, y, z]
