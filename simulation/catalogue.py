@@ -74,9 +74,10 @@ BODIES: dict[str, Body] = {
         Body(
             "male_0",
             "Human",
-            "a man in a construction outfit: a red hard hat, an orange high-visibility vest "
-            "over a light shirt, work trousers and boots",
-            "a man in a red hard hat",
+            "a man in construction work clothes: a red hard hat, an orange high-visibility "
+            "safety vest with silver reflective stripes over a long-sleeved blue work shirt, "
+            "grey work trousers and brown work boots",
+            "a man in a red hard hat and an orange safety vest",
             (0, 0, 0),
             300,
             (700, -500, 1500),
@@ -85,8 +86,9 @@ BODIES: dict[str, Body] = {
         Body(
             "male_1",
             "Human",
-            "a man in a brown jacket over a grey shirt, with dark trousers",
-            "a man in a brown jacket",
+            "a man with short black hair wearing an open brown jacket over a grey shirt, "
+            "dark blue trousers and black shoes",
+            "a man in a brown jacket over a grey shirt",
             (0, 0, 0),
             300,
             (600, 300, 1500),
@@ -95,8 +97,10 @@ BODIES: dict[str, Body] = {
         Body(
             "female_0",
             "Human",
-            "a woman in a blue police-style shirt and dark trousers",
-            "a woman in a blue shirt",
+            "a woman dressed as a police officer: a dark navy peaked police cap with a gold "
+            "badge, a short-sleeved blue police shirt with a gold badge, dark epaulettes and a "
+            "dark tie, a black belt, dark navy trousers and black shoes; she has long brown hair",
+            "a woman in a blue police shirt and dark trousers",
             (0, 0, 0),
             300,
             (600, -500, 900),
@@ -105,8 +109,9 @@ BODIES: dict[str, Body] = {
         Body(
             "female_1",
             "Human",
-            "a woman in a purple vest over a green shirt, with dark trousers",
-            "a woman in a purple vest",
+            "a woman with long black hair wearing an open purple vest over a long-sleeved green "
+            "shirt, dark grey trousers and black shoes",
+            "a woman in a purple vest over a green shirt",
             (0, 0, 0),
             300,
             (600, 400, 1200),
@@ -148,9 +153,24 @@ BODIES: dict[str, Body] = {
 HANDS: dict[str, Hand] = {
     h.id: h
     for h in (
-        Hand("mano_white", "Human", "a white human hand", (253, 253, 253)),
-        Hand("mano_brown", "Human", "a brown human hand", (122, 77, 55)),
-        Hand("mano_purple", "Human", "a purple human hand", (64, 64, 128)),
+        Hand(
+            "mano_white",
+            "Human",
+            "a white human right hand with five fingers (no arm)",
+            (253, 253, 253),
+        ),
+        Hand(
+            "mano_brown",
+            "Human",
+            "a brown human right hand with five fingers (no arm)",
+            (122, 77, 55),
+        ),
+        Hand(
+            "mano_purple",
+            "Human",
+            "a purple human right hand with five fingers (no arm)",
+            (64, 64, 128),
+        ),
         Hand("allegro", "Robot", "a four-fingered robotic hand"),
         Hand("shadow_hand", "Robot", "a dark five-fingered robotic hand", (32, 32, 32)),
         Hand("Robotiq_2F_85", "Robot", "a two-finger robotic gripper"),
