@@ -120,7 +120,8 @@ BODIES: dict[str, Body] = {
         Body(
             "tienkung",
             "Robot",
-            "a black humanoid robot with two arms and two legs",
+            "a black humanoid robot with a boxy torso, a small round head on a slender neck, "
+            "two arms and two legs, standing upright with its arms at its sides",
             "a black humanoid robot",
             (0, 0, 850),
             300,
@@ -130,8 +131,9 @@ BODIES: dict[str, Body] = {
         Body(
             "GR1_T2",
             "Robot",
-            "a tall black humanoid robot with two arms and two legs",
-            "a tall black humanoid robot",
+            "a black humanoid robot with a smooth rounded torso, a helmet-like head, two arms "
+            "and two legs, standing upright with its arms at its sides",
+            "a black humanoid robot",
             (0, 0, 950),
             300,
             (400, 200, 1550),
@@ -140,7 +142,8 @@ BODIES: dict[str, Body] = {
         Body(
             "nova_carter",
             "Robot",
-            "a large white wheeled mobile robot with a wide base",
+            "a white wheeled mobile robot base: a large, low, round white body with a dark "
+            "sensor band across its front, without arms or a head",
             "a white wheeled robot",
             (0, 500, 0),
             1100,
@@ -171,9 +174,25 @@ HANDS: dict[str, Hand] = {
             "a purple human right hand with five fingers (no arm)",
             (64, 64, 128),
         ),
-        Hand("allegro", "Robot", "a four-fingered robotic hand"),
-        Hand("shadow_hand", "Robot", "a dark five-fingered robotic hand", (32, 32, 32)),
-        Hand("Robotiq_2F_85", "Robot", "a two-finger robotic gripper"),
+        Hand(
+            "allegro",
+            "Robot",
+            (
+                "a dark grey four-fingered robotic hand (three fingers and a thumb) with white "
+                "fingertips"
+            ),
+        ),
+        Hand(
+            "shadow_hand", "Robot", "a dark, almost black, five-fingered robotic hand", (32, 32, 32)
+        ),
+        Hand(
+            "Robotiq_2F_85",
+            "Robot",
+            (
+                "a black two-finger robotic gripper with a round base and two hinged fingers with "
+                "silver tips"
+            ),
+        ),
     )
 }
 

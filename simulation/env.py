@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -28,7 +28,7 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
     dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(
         self,

@@ -1,0 +1,58 @@
+"""Rendering benchmark: median milliseconds per frame (``make bench``).
+
+Targets on a 2-core CPU: a 1024 x 1024 frame in at most 250 ms with shadows and 100 ms
+without. The hand moves between frames, as it does in an episode.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+from simulation.catalogue import get_scene  # noqa: E402
+from simulation.mujoco_backend import MujocoRenderer  # noqa: E402
+
+SCENES = ("male_0-mano_white-splash", "tienkung-shadow_hand-logo_0")
+SIZES = (512, 1024)
+TARGET_MS = {True: 250.0, False: 100.0}
+FRAMES = int(os.environ.get("BENCH_FRAMES", "15"))
+CELLS = [(0, 0, 0), (-1, 0, 0), (-1, 1, 0), (-1, 1, -1), (-2, 1, -1)]
+
+
+def median_frame_ms(scene_id: str, size: int, shadows: bool) -> tuple[float, float]:
+    """Return (median ms per frame, scene load ms) for one configuration."""
+    with MujocoRenderer(shadows=shadows) as renderer:
+        start = time.perf_counter()
+        renderer.load(get_scene(scene_id))
+        load_ms = (time.perf_counter() - start) * 1000
+        renderer.render(size)  # warm-up: creates the GL context and uploads textures
+        times = []
+        for i in range(FRAMES):
+            renderer.set_hand(CELLS[i % len(CELLS)])
+            start = time.perf_counter()
+            renderer.render(size)
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), load_ms
+
+
+def main() -> None:
+    print(f"MirrorBench render benchmark (MUJOCO_GL={os.environ['MUJOCO_GL']}, {FRAMES} frames)")
+    print(f"{'scene':32} {'size':>5} {'shadows':>7} {'median ms':>10} {'target':>7} {'ratio':>6}")
+    for scene_id in SCENES:
+        for size in SIZES:
+            for shadows in (True, False):
+                ms, load_ms = median_frame_ms(scene_id, size, shadows)
+                line = f"{scene_id:32} {size:>5} {('on' if shadows else 'off'):>7} {ms:>10.1f}"
+                if size == 1024:
+                    target = TARGET_MS[shadows]
+                    line += f" {target:>7.0f} {ms / target:>6.2f}"
+                print(line, flush=True)
+        print(f"{scene_id:32} scene load {load_ms:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

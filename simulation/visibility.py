@@ -1,0 +1,79 @@
+"""Check that a scene shows what the task needs: the reflected mark and the reflected hand.
+
+A probe render paints every geom black except the mark (magenta) and the hand (green), all
+unlit, and counts those colours in the image with and without the mirror. Reflected pixels are
+those that appear only when the mirror is there; the mark faces the mirror, so without it the
+camera must not see any of the mark.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulation.catalogue import Scene
+from simulation.mujoco_backend import CAMERA_NAME, HAND_BODY, build_spec, mujoco
+from simulation.render import validate_size
+
+_MAGENTA = (1.0, 0.0, 1.0, 1.0)
+_GREEN = (0.0, 1.0, 0.0, 1.0)
+
+
+def _probe_frame(scene: Scene, *, mirror: bool, size: int) -> np.ndarray:
+    model = build_spec(scene, mirror=mirror, max_size=max(size, 64)).compile()
+    hand_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, HAND_BODY)
+    hand_bodies = {b for b in range(model.nbody) if _descends_from(model, b, hand_id)}
+    for g in range(model.ngeom):
+        name = model.geom(g).name
+        if name == "mirror/glass":
+            continue
+        model.geom_matid[g] = -1
+        if name == "mark/plate":
+            model.geom_rgba[g] = _MAGENTA
+        elif model.geom_bodyid[g] in hand_bodies:
+            model.geom_rgba[g] = _GREEN
+        else:
+            model.geom_rgba[g] = (0.0, 0.0, 0.0, 1.0)
+    for light in range(model.nlight):
+        model.light_active[light] = 0
+    model.vis.headlight.ambient = (1.0, 1.0, 1.0)
+    model.vis.headlight.diffuse = (0.0, 0.0, 0.0)
+    model.vis.headlight.specular = (0.0, 0.0, 0.0)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_camlight(model, data)
+    with mujoco.Renderer(model, height=size, width=size) as renderer:
+        renderer.update_scene(data, camera=CAMERA_NAME)
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+        return renderer.render().astype(int)
+
+
+def _descends_from(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
+    while body > 0:
+        if body == ancestor:
+            return True
+        body = int(model.body_parentid[body])
+    return False
+
+
+def _mask(image: np.ndarray, rgb: tuple[float, ...]) -> np.ndarray:
+    target = np.array(rgb[:3]) * 255
+    return np.abs(image - target).max(axis=2) < 60
+
+
+def visible_pixels(scene: Scene, size: int = 256) -> dict[str, int]:
+    """Return how many pixels of the reflected mark and hand the camera sees at ``size``.
+
+    Keys: ``mark`` and ``hand`` (seen only thanks to the mirror), ``mark_direct`` (mark pixels
+    without the mirror, which must be 0) and ``hand_direct`` (the real hand seen directly).
+    """
+    validate_size(size)
+    with_mirror = _probe_frame(scene, mirror=True, size=size)
+    without = _probe_frame(scene, mirror=False, size=size)
+    mark_with, mark_without = _mask(with_mirror, _MAGENTA), _mask(without, _MAGENTA)
+    hand_with, hand_without = _mask(with_mirror, _GREEN), _mask(without, _GREEN)
+    return {
+        "mark": int(np.count_nonzero(mark_with & ~mark_without)),
+        "mark_direct": int(np.count_nonzero(mark_without)),
+        "hand": int(np.count_nonzero(hand_with & ~hand_without)),
+        "hand_direct": int(np.count_nonzero(hand_without)),
+    }

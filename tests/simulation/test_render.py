@@ -1,0 +1,119 @@
+"""The MuJoCo renderer, at small sizes: mirror, mark, hand, determinism, frame keys."""
+
+import numpy as np
+import pytest
+
+from simulation.catalogue import get_scene, scene_set
+from simulation.mujoco_backend import MujocoRenderer, build_spec
+from simulation.render import RenderError, frame_key, renderer_version
+
+SIZE = 160
+HUMAN = get_scene("male_1-mano_white-splash")
+ROBOT = get_scene("tienkung-allegro-logo_0")
+
+
+def render(scene, cell=(0, 0, 0), *, mirror=True, size=SIZE, shadows=True):
+    with MujocoRenderer(shadows=shadows) as renderer:
+        renderer.load(scene, mirror=mirror)
+        renderer.set_hand(cell)
+        return renderer.render(size)
+
+
+def red_pixels(image):
+    r, g, b = (image[..., i].astype(int) for i in range(3))
+    # The reflection is dimmer than the mark itself: look for clearly red hues, not bright red.
+    return int(np.count_nonzero((r > 100) & (r > 2 * g) & (r > 2 * b)))
+
+
+def blue_pixels(image):
+    r, g, b = (image[..., i].astype(int) for i in range(3))
+    return int(np.count_nonzero((b > 100) & (b > 2 * r) & (b > 1.4 * g)))
+
+
+def test_a_frame_is_a_square_rgb_image_of_the_requested_size():
+    image = render(HUMAN, size=64)
+    assert image.shape == (64, 64, 3) and image.dtype == np.uint8
+
+
+def test_the_mirror_is_the_only_reflective_geom():
+    model = build_spec(HUMAN).compile()
+    reflective = [
+        model.geom(i).name
+        for i in range(model.ngeom)
+        if model.geom_matid[i] >= 0 and model.mat_reflectance[model.geom_matid[i]] > 0
+    ]
+    assert reflective == ["mirror/glass"]
+
+
+def test_removing_the_mirror_changes_the_mirror_region():
+    with_mirror = render(HUMAN).astype(int)
+    without = render(HUMAN, mirror=False).astype(int)
+    centre = (slice(SIZE // 6, SIZE // 2), slice(SIZE // 5, 4 * SIZE // 5))
+    assert np.abs(with_mirror[centre] - without[centre]).mean() > 10
+
+
+def test_the_mark_is_seen_only_in_the_mirror():
+    assert red_pixels(render(HUMAN)) >= 6
+    assert red_pixels(render(HUMAN, mirror=False)) == 0
+    # The robots' logos are half the size: look closer.
+    assert blue_pixels(render(ROBOT, size=320)) >= 6
+    assert blue_pixels(render(ROBOT, mirror=False, size=320)) == 0
+
+
+def test_the_hand_moves_in_the_image_when_it_moves():
+    start = render(HUMAN).astype(int)
+    moved = render(HUMAN, (0, 3, 0)).astype(int)  # three steps to the body's left
+    changed = np.abs(start - moved).sum(axis=2) > 30
+    assert changed.sum() > 20
+    # The hand's reflection moves towards the image's left (+y is left in the camera image).
+    cols = np.nonzero(changed)[1]
+    assert cols.min() < SIZE // 2
+
+
+def test_rendering_is_deterministic():
+    assert np.array_equal(render(ROBOT, (-1, 1, 0)), render(ROBOT, (-1, 1, 0)))
+
+
+def test_shadows_can_be_switched_off():
+    assert not np.array_equal(render(HUMAN), render(HUMAN, shadows=False))
+
+
+def test_a_size_beyond_the_first_buffer_rebuilds_the_scene():
+    with MujocoRenderer() as renderer:
+        renderer.load(ROBOT)
+        assert renderer.render(32).shape == (32, 32, 3)
+        assert renderer.render(1100).shape == (1100, 1100, 3)
+
+
+def test_bad_sizes_and_missing_scenes_are_refused():
+    renderer = MujocoRenderer()
+    with pytest.raises(RenderError, match="no scene loaded"):
+        renderer.render(64)
+    renderer.load(HUMAN)
+    with pytest.raises(RenderError, match="16 to"):
+        renderer.render(8)
+    renderer.close()
+
+
+def test_frame_keys_change_with_every_input():
+    v = renderer_version()
+    base = frame_key(v, HUMAN.id, (0, 0, 0), 1024)
+    assert base == frame_key(v, HUMAN.id, (0, 0, 0), 1024)
+    others = {
+        frame_key("other", HUMAN.id, (0, 0, 0), 1024),
+        frame_key(v, ROBOT.id, (0, 0, 0), 1024),
+        frame_key(v, HUMAN.id, (0, 0, 1), 1024),
+        frame_key(v, HUMAN.id, (0, 0, 0), 512),
+        frame_key(v, HUMAN.id, (0, 0, 0), 1024, mirror=False),
+    }
+    assert base not in others and len(others) == 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scene_id", list(scene_set()))
+def test_every_scene_shows_the_reflected_mark_and_hand(scene_id):
+    from simulation.visibility import visible_pixels
+
+    counts = visible_pixels(get_scene(scene_id), size=256)
+    assert counts["mark"] >= 4, counts
+    assert counts["hand"] >= 4, counts
