@@ -40,6 +40,7 @@ ROOM_HALF_X = (-3.0, 3.2)
 ROOM_HALF_Y = 3.0
 ROOM_HEIGHT = 3.0
 MARK_THICKNESS = 0.002
+MSAA_SAMPLES = 4
 # Rotations that turn a plane's normal (+z) to face -x (the mirror) or +x (the mark).
 _FACE_MINUS_X = [math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0]
 _FACE_PLUS_X = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
@@ -240,13 +241,20 @@ def _hand_adder(scene: Scene) -> Callable[[mujoco.MjSpec, mujoco.MjsBody, str], 
     return humans.add_human_hand if scene.track == "Human" else robots.add_robot_hand
 
 
-def build_spec(scene: Scene, *, mirror: bool = True, max_size: int = DEFAULT_SIZE) -> mujoco.MjSpec:
-    """Return the MjSpec of ``scene``: room, mirror, body, mark, hand and camera."""
+def build_spec(
+    scene: Scene, *, mirror: bool = True, max_size: int = DEFAULT_SIZE, antialias: bool = False
+) -> mujoco.MjSpec:
+    """Return the MjSpec of ``scene``: room, mirror, body, mark, hand and camera.
+
+    ``antialias`` turns on 4x multisampling: smoother edges at about twice the time per frame
+    on a CPU renderer.
+    """
     spec = mujoco.MjSpec()
     spec.modelname = scene.id
     spec.option.gravity = [0.0, 0.0, 0.0]
     spec.visual.global_.offwidth = max_size
     spec.visual.global_.offheight = max_size
+    spec.visual.quality.offsamples = MSAA_SAMPLES if antialias else 0
     _add_room(spec)
     _add_lights(spec)
     if mirror:
@@ -280,8 +288,9 @@ def _strip_other_reflections(spec: mujoco.MjSpec, keep: str | None) -> None:
 class MujocoRenderer:
     """Renders scenes with MuJoCo's OpenGL renderer, offscreen (EGL or OSMesa) on the CPU."""
 
-    def __init__(self, *, shadows: bool = True) -> None:
+    def __init__(self, *, shadows: bool = True, antialias: bool = False) -> None:
         self.shadows = shadows
+        self.antialias = antialias
         self._scene: Scene | None = None
         self._mirror = True
         self._model: mujoco.MjModel | None = None
@@ -292,7 +301,11 @@ class MujocoRenderer:
 
     @property
     def version(self) -> str:
-        return renderer_version()
+        # Shadows and multisampling change the pixels, so they are part of the version.
+        options = ("" if self.shadows else "-noshadow") + (
+            f"-msaa{MSAA_SAMPLES}" if self.antialias else ""
+        )
+        return renderer_version() + options
 
     @property
     def model(self) -> mujoco.MjModel:
@@ -303,7 +316,9 @@ class MujocoRenderer:
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
         self._close_renderers()
         self._scene, self._mirror = scene, mirror
-        self._model = build_spec(scene, mirror=mirror, max_size=self._max_size).compile()
+        self._model = build_spec(
+            scene, mirror=mirror, max_size=self._max_size, antialias=self.antialias
+        ).compile()
         self._data = mujoco.MjData(self._model)
         self.set_hand((0, 0, 0))
 

@@ -42,6 +42,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from simulation.assets.meshes import simplify_meshes
 from simulation.catalogue import BODIES, HANDS
 
 ROBOT_BODY_IDS: tuple[str, ...] = ("tienkung", "GR1_T2", "nova_carter")
@@ -428,6 +429,7 @@ def _prepare(path: Path, recipe: _Recipe) -> mujoco.MjSpec:
         recipe.extras(child)
     _repaint(child, recipe)
     _prune_unused_meshes(child)
+    simplify_meshes(child)
     return child
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 
+from simulation.assets.meshes import MAX_FACES
 from simulation.assets.robots import (
     ASSET_SOURCES,
     ROBOT_BODY_DESCRIPTIONS,
@@ -215,16 +215,21 @@ def test_names_carry_the_asset_id_as_prefix(
             assert m.mesh(i).name.startswith(f"{asset_id}/"), asset_id
 
 
-def test_meshes_are_read_from_the_installed_packages(
+def test_models_are_read_from_the_installed_packages() -> None:
+    for asset_id in (*ROBOT_BODY_IDS, *ROBOT_HAND_IDS):
+        package = ASSET_SOURCES[asset_id].split(":")[0]
+        path = model_path(asset_id)
+        assert path.is_absolute() and path.is_file(), path
+        assert path.parts[path.parts.index("site-packages") + 1] == package, path
+
+
+def test_imported_meshes_are_simplified_for_the_cpu_renderer(
     bodies: dict[str, Built], hands: dict[str, Built]
 ) -> None:
     for asset_id, built in _all_built(bodies, hands).items():
-        package = ASSET_SOURCES[asset_id].split(":")[0]
-        files = [Path(mesh.file) for mesh in built.spec.meshes if mesh.file]
-        assert files, asset_id
-        for file in files:
-            assert file.is_absolute() and file.is_file(), file
-            assert file.parts[file.parts.index("site-packages") + 1] == package, file
+        m = built.model
+        assert m.nmesh > 0, asset_id
+        assert max(m.mesh_facenum) <= MAX_FACES, asset_id
 
 
 def test_a_body_and_a_hand_share_one_scene() -> None:
