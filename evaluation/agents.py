@@ -1,0 +1,238 @@
+"""Agents that play MirrorBench episodes.
+
+Baselines never look at images, so the runner never renders for them:
+
+- ``random``: a seeded uniform choice among the six options.
+- ``oracle``: a shortest path that respects collisions (the upper bound: 1.0 on every metric).
+- ``mirror-confused``: heads for the mark's mirror image instead of the mark, the failure mode
+  of the paper's Fig. 4 (a sanity baseline that should do worse than random).
+- ``scripted``: plays responses from a file (for tests and replays).
+
+``ModelAgent`` asks a multimodal model through a ``ModelClient``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from evaluation.messages import ImagePart, ModelClient, ModelReply
+from evaluation.parsing import parse_choice
+from evaluation.prompts import HistoryEntry, build_messages
+from simulation.catalogue import MIRROR_FACE_X_MM, STEP_MM, Scene
+from simulation.dynamics import Action, Vec3, goal_cell, is_collision_free
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What an agent may use to choose its next move."""
+
+    scene: Scene
+    level: int
+    step: int
+    """0-based index of the step about to be taken."""
+    cell: Vec3
+    history: tuple[HistoryEntry, ...]
+    images: tuple[ImagePart, ...] = ()
+    """Previous image(s) then the current one; empty for agents that do not look."""
+
+
+@dataclass
+class Decision:
+    """An agent's answer for one step."""
+
+    response: str
+    option: int | None
+    parse_error: str | None = None
+    reply: ModelReply | None = None
+
+
+class Agent(Protocol):
+    """Chooses moves. ``needs_images`` tells the runner whether to render frames."""
+
+    needs_images: bool
+    image_history: int
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        """Prepare for a new episode."""
+
+    def act(self, observation: Observation) -> Decision:
+        """Return the decision for this step."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return the agent's metadata for the results bundle."""
+        ...
+
+
+def _decision(option: int) -> Decision:
+    return Decision(response=f"Choice: [{option}]", option=option)
+
+
+@dataclass
+class RandomAgent:
+    """Uniform over the six options, seeded per episode from (seed, scene, level)."""
+
+    seed: int = 0
+    needs_images: bool = False
+    image_history: int = 0
+    _rng: random.Random = field(default_factory=random.Random, repr=False)
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        self._rng = random.Random(f"{self.seed}|{seed}|{scene.id}|{level}")
+
+    def act(self, observation: Observation) -> Decision:
+        return _decision(self._rng.randint(1, len(Action)))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "random", "kind": "baseline", "seed": self.seed}
+
+
+def _towards(cell: Vec3, target: Vec3, scene: Scene) -> Action | None:
+    """Return a move that brings ``cell`` one step closer to ``target`` (x first), or None."""
+    axes = (
+        (0, Action.FORWARD, Action.BACKWARD),
+        (1, Action.LEFT, Action.RIGHT),
+        (2, Action.UP, Action.DOWN),
+    )
+    for axis, positive, negative in axes:
+        if cell[axis] == target[axis]:
+            continue
+        action = positive if target[axis] > cell[axis] else negative
+        d = action.delta
+        if is_collision_free(scene, (cell[0] + d[0], cell[1] + d[1], cell[2] + d[2])):
+            return action
+    return None
+
+
+@dataclass
+class OracleAgent:
+    """Walks a shortest collision-free path to the goal: x first (towards the body), then y, z."""
+
+    needs_images: bool = False
+    image_history: int = 0
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def act(self, observation: Observation) -> Decision:
+        action = _towards(observation.cell, goal_cell(observation.scene), observation.scene)
+        return _decision((action or Action.UP).value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "oracle", "kind": "baseline"}
+
+
+def mirror_image_cell(scene: Scene) -> Vec3:
+    """Return the grid cell of the mark's mirror image (x reflected in the mirror's face)."""
+    goal = goal_cell(scene)
+    mirrored_x_mm = 2 * MIRROR_FACE_X_MM - scene.goal_mm[0]
+    return (round((mirrored_x_mm - scene.start_mm[0]) / STEP_MM), goal[1], goal[2])
+
+
+@dataclass
+class MirrorConfusedAgent:
+    """Takes the reflection for the real thing: heads for the mark's mirror image.
+
+    It moves forward towards the mirror first, then lines up with the mark's height and side,
+    and keeps pressing forward once it touches the glass.
+    """
+
+    needs_images: bool = False
+    image_history: int = 0
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def act(self, observation: Observation) -> Decision:
+        scene = observation.scene
+        action = _towards(observation.cell, mirror_image_cell(scene), scene)
+        return _decision((action or Action.FORWARD).value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "mirror-confused", "kind": "baseline"}
+
+
+class ScriptError(ValueError):
+    """A script file that cannot be read."""
+
+
+def load_script(path: Path) -> list[str]:
+    """Return the responses of a script: a JSON list (strings or numbers) or one per line."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ScriptError(f"cannot read script {path}: {exc.strerror}") from None
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ScriptError(
+                f"script {path} is not valid JSON: {exc.msg} (line {exc.lineno})"
+            ) from None
+        if not all(isinstance(item, str | int) for item in items):
+            raise ScriptError(f"script {path}: every item must be a string or a number")
+        return [str(item) for item in items]
+    return [line for line in text.splitlines() if line.strip()]
+
+
+@dataclass
+class ScriptedAgent:
+    """Plays the script's responses in order, the same for every episode; repeats the last one."""
+
+    responses: Sequence[str]
+    source: str = ""
+    needs_images: bool = False
+    image_history: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.responses:
+            raise ScriptError("a script needs at least one response")
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def act(self, observation: Observation) -> Decision:
+        response = self.responses[min(observation.step, len(self.responses) - 1)]
+        parsed = parse_choice(response)
+        return Decision(response, parsed.option, parsed.error)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "scripted", "kind": "baseline", "source": self.source}
+
+
+@dataclass
+class ModelAgent:
+    """Asks a multimodal model, showing it the prompt of the level and the rendered views."""
+
+    client: ModelClient
+    image_history: int = 1
+    needs_images: bool = True
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def act(self, observation: Observation) -> Decision:
+        *previous, current = observation.images
+        messages = build_messages(
+            observation.scene, observation.level, observation.history, previous, current
+        )
+        reply = self.client.complete(messages)
+        if reply.refusal:
+            return Decision(reply.text, None, f"no answer: {reply.refusal}", reply)
+        parsed = parse_choice(reply.text)
+        return Decision(reply.text, parsed.option, parsed.error, reply)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": f"{self.client.provider}:{self.client.model}",
+            "kind": "model",
+            "provider": self.client.provider,
+            "model": self.client.model,
+            "image_history": self.image_history,
+        }

@@ -1,0 +1,497 @@
+"""MirrorBench metrics: episode scores, the paper's tables, cognitive stability and bootstrap CIs.
+
+Plain Python and numpy, no Django: the ``mirrorbench score`` command and the web leaderboard
+both compute their numbers here.
+
+An episode is scored on its distance trajectory ``D = [d_0, d_1, ..., d_T]``: the Manhattan
+distance between hand and goal in whole grid steps before the first step and after each of the
+``T`` steps taken. A bad response or a refused move uses up a step and repeats the last
+distance. With the threshold ``d_th`` (1 step), the paper's Table I defines::
+
+    TSR = 1 if d_T <= d_th else 0
+    SIR = (1/T) * #{i < T : d_{i+1} < d_i}               (0 when T == 0)
+    FCR = 1 - (d_T - d_th) / (d_0 - d_th)
+    PCR = 1 - (min_i d_i - d_th) / (d_0 - d_th)
+    AVG = (TSR + SIR + FCR + PCR) / 4
+
+Nothing is clipped: an agent that ends further away than it started has a negative FCR. Every
+executed move changes the distance by exactly one step and a success ends the episode, so a
+successful episode ends at ``d = d_th`` with FCR = PCR = 1.
+
+Aggregates follow the paper's tables (checked against its numbers to 0.001):
+
+* A level table has the columns Human, Robot and Overall. In each, TSR, FCR and PCR are means
+  over episodes and SIR is pooled over steps (improving steps / steps). Overall pools all the
+  level's episodes of both tracks; it is not the mean of the Human and Robot columns. AVG is
+  the mean of the cell's four metrics.
+* Table II (a model's row) is the mean of its four level tables, cell by cell.
+* Table III is, per level and track, the mean over models of the AVG cells, plus their mean
+  over levels.
+
+Only completed episodes count: an episode whose status is anything but ``"completed"`` (a
+transport ``"error"``, one still running) is left out of every aggregate here.
+
+Tables are plain dicts, ready for JSON: levels are keyed by their number as a string (``"0"``
+to ``"3"``), tracks by ``"human"``, ``"robot"`` and ``"overall"``, metrics by ``METRICS``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+D_TH = 1
+"""d_th: the success threshold, in grid steps."""
+
+METRICS = ("tsr", "sir", "fcr", "pcr", "avg")
+TRACKS = ("human", "robot", "overall")
+LEVELS = (0, 1, 2, 3)
+EPISODE_TRACKS = ("Human", "Robot")
+"""The track of a scene, as the scene catalogue spells it."""
+COMPLETED = "completed"
+
+TrackScores = dict[str, float]
+"""One cell group of a table: metric name -> value, for every name in ``METRICS``."""
+LevelTable = dict[str, TrackScores | None]
+"""Track name (``TRACKS``) -> its scores, or None when the track has no completed episode."""
+Interval = tuple[float, float]
+IntervalTable = dict[str, dict[str, Interval] | None]
+"""Track name -> metric name -> (low, high), or None when the track has no completed episode."""
+
+
+class ScoreJSON(TypedDict):
+    """A model's scores: the ``mirrorbench score --json`` document."""
+
+    levels: dict[str, LevelTable]
+    """Level tables (the paper's Tables IV-VII), keyed ``"0"`` to ``"3"``."""
+    overall: LevelTable
+    """The mean of the level tables (the model's row of Table II)."""
+
+
+class IntervalJSON(TypedDict):
+    """Confidence intervals for every cell of a ``ScoreJSON``, in the same shape."""
+
+    levels: dict[str, IntervalTable]
+    overall: IntervalTable
+
+
+@dataclass(frozen=True)
+class EpisodeScore:
+    """The paper's four metrics of one episode, their mean, and the counts SIR pools."""
+
+    tsr: float
+    sir: float
+    fcr: float
+    pcr: float
+    avg: float
+    improving_steps: int
+    """Steps that strictly decreased the distance."""
+    steps: int
+    """T, the number of steps taken."""
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """One episode of a model, as the aggregates need it.
+
+    Attributes:
+        scene_id: The scene's stable id, e.g. ``"male_0-mano_white-splash"``.
+        track: ``"Human"`` or ``"Robot"``.
+        level: The prompt level, 0 to 3.
+        distances: The distance trajectory ``d_0 .. d_T`` in grid steps.
+        status: ``"completed"``, or anything else (``"error"``) to leave the episode out.
+
+    Raises:
+        ValueError: If the track or the level is not one of the protocol's.
+    """
+
+    scene_id: str
+    track: str
+    level: int
+    distances: tuple[int, ...]
+    status: str = COMPLETED
+
+    def __post_init__(self) -> None:
+        if self.track not in EPISODE_TRACKS:
+            raise ValueError(f"{self.scene_id}: track must be one of {EPISODE_TRACKS}")
+        if self.level not in LEVELS:
+            raise ValueError(f"{self.scene_id}: level must be one of {LEVELS}")
+        # Trajectories read back from JSON arrive as lists; keep the result hashable.
+        object.__setattr__(self, "distances", tuple(self.distances))
+
+
+def episode_score(distances: Sequence[int], d_th: int = D_TH) -> EpisodeScore:
+    """Return the metrics of one episode (the paper's Table I).
+
+    Args:
+        distances: The trajectory ``d_0 .. d_T`` in whole grid steps, non-negative.
+        d_th: The success threshold in grid steps.
+
+    Returns:
+        TSR in {0, 1}; SIR in [0, 1] (0.0 when no step was taken); FCR and PCR unclipped, so
+        FCR is negative when the episode ends further away than it started; AVG their mean.
+
+    Raises:
+        ValueError: If the trajectory is empty, has a negative or non-integer distance, or
+            starts within the threshold (``d_0 <= d_th``), where FCR and PCR are undefined.
+    """
+    tsr, sir, fcr, pcr, improving, steps = _exact_metrics(distances, d_th)
+    return EpisodeScore(
+        tsr=float(tsr),
+        sir=float(sir),
+        fcr=float(fcr),
+        pcr=float(pcr),
+        avg=float((tsr + sir + fcr + pcr) / 4),
+        improving_steps=improving,
+        steps=steps,
+    )
+
+
+def _exact_metrics(
+    distances: Sequence[int], d_th: int
+) -> tuple[Fraction, Fraction, Fraction, Fraction, int, int]:
+    """Return TSR, SIR, FCR, PCR as exact fractions, with the improving steps and steps."""
+    if len(distances) == 0:
+        raise ValueError("a distance trajectory needs at least d_0")
+    if any(isinstance(d, bool) or int(d) != d or d < 0 for d in distances):
+        raise ValueError(f"distances must be non-negative integers, got {list(distances)}")
+    trajectory = [int(d) for d in distances]
+    d_0, d_t = trajectory[0], trajectory[-1]
+    if d_0 <= d_th:
+        raise ValueError(f"d_0 = {d_0} is within the threshold d_th = {d_th}")
+    steps = len(trajectory) - 1
+    improving = sum(after < before for before, after in itertools.pairwise(trajectory))
+    span = d_0 - d_th
+    tsr = Fraction(int(d_t <= d_th))
+    sir = Fraction(improving, steps) if steps else Fraction(0)
+    fcr = 1 - Fraction(d_t - d_th, span)
+    pcr = 1 - Fraction(min(trajectory) - d_th, span)
+    return tsr, sir, fcr, pcr, improving, steps
+
+
+def _completed(results: Iterable[EpisodeResult]) -> list[EpisodeResult]:
+    """Return the completed episodes, checking that they can be aggregated together.
+
+    Raises:
+        ValueError: If two completed episodes share a scene and level, or a scene appears
+            under both tracks.
+    """
+    completed: list[EpisodeResult] = []
+    seen: set[tuple[str, int]] = set()
+    tracks: dict[str, str] = {}
+    for result in results:
+        if result.status != COMPLETED:
+            continue
+        key = (result.scene_id, result.level)
+        if key in seen:
+            raise ValueError(f"two completed episodes of {result.scene_id} at level {result.level}")
+        seen.add(key)
+        if tracks.setdefault(result.scene_id, result.track) != result.track:
+            raise ValueError(f"scene {result.scene_id} appears under both tracks")
+        completed.append(result)
+    return completed
+
+
+def _pooled(scores: Sequence[EpisodeScore]) -> TrackScores | None:
+    """Return a table cell group: TSR, FCR, PCR as episode means, SIR pooled over steps."""
+    if not scores:
+        return None
+    n = len(scores)
+    steps = sum(s.steps for s in scores)
+    cell = {
+        "tsr": math.fsum(s.tsr for s in scores) / n,
+        "sir": sum(s.improving_steps for s in scores) / steps if steps else 0.0,
+        "fcr": math.fsum(s.fcr for s in scores) / n,
+        "pcr": math.fsum(s.pcr for s in scores) / n,
+    }
+    cell["avg"] = (cell["tsr"] + cell["sir"] + cell["fcr"] + cell["pcr"]) / 4
+    return cell
+
+
+def level_table(results: Iterable[EpisodeResult], level: int) -> LevelTable:
+    """Return the level table of one level (a model's row of the paper's Tables IV-VII).
+
+    Only completed episodes of that level count. Human and Robot hold that track's episodes;
+    Overall pools both tracks' episodes (it is not the mean of the Human and Robot columns).
+    In each, TSR, FCR and PCR are means over episodes, SIR is the number of improving steps
+    over the number of steps (0.0 when no step was taken), and AVG the mean of the four.
+
+    Returns:
+        ``{"human": {...}, "robot": {...}, "overall": {...}}``, each mapping every name in
+        ``METRICS`` to a value; a track without completed episodes maps to None.
+
+    Raises:
+        ValueError: If ``level`` is not a protocol level, or the episodes cannot be aggregated
+            together (see ``EpisodeResult``, ``episode_score``).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level}")
+    scored = [
+        (r.track, episode_score(r.distances)) for r in _completed(results) if r.level == level
+    ]
+    return {
+        "human": _pooled([s for track, s in scored if track == "Human"]),
+        "robot": _pooled([s for track, s in scored if track == "Robot"]),
+        "overall": _pooled([s for _, s in scored]),
+    }
+
+
+def level_tables(results: Iterable[EpisodeResult]) -> dict[str, LevelTable]:
+    """Return the level tables of all four levels, keyed ``"0"`` to ``"3"``.
+
+    Every level is present; a level without completed episodes has None for every track.
+    """
+    episodes = list(results)
+    return {str(level): level_table(episodes, level) for level in LEVELS}
+
+
+def overall_table(tables: Mapping[str, LevelTable]) -> LevelTable:
+    """Return the mean of level tables, cell by cell (a model's row of the paper's Table II).
+
+    Args:
+        tables: Level tables, normally the four of ``level_tables``.
+
+    Returns:
+        A table of the same shape. A track that is None in any of the given tables is None:
+        its mean over the levels is undefined.
+
+    Raises:
+        ValueError: If no table is given.
+    """
+    if not tables:
+        raise ValueError("the overall table needs at least one level table")
+    overall: LevelTable = {}
+    for track in TRACKS:
+        cells = [table.get(track) for table in tables.values()]
+        if any(cell is None for cell in cells):
+            overall[track] = None
+            continue
+        overall[track] = {
+            m: _mean([cell[m] for cell in cells if cell is not None]) for m in METRICS
+        }
+    return overall
+
+
+def score_json(results: Iterable[EpisodeResult]) -> ScoreJSON:
+    """Return a model's level tables and overall row: the ``mirrorbench score --json`` document.
+
+    Only completed episodes count. See ``level_tables`` and ``overall_table`` for the contract
+    of each part.
+    """
+    levels = level_tables(results)
+    return {"levels": levels, "overall": overall_table(levels)}
+
+
+def track_table(
+    level_tables_by_model: Mapping[str, Mapping[str, LevelTable]],
+) -> dict[str, dict[str, float | None]]:
+    """Return the paper's Table III: the mean over models of the AVG cells, by level and track.
+
+    Args:
+        level_tables_by_model: Model name -> its level tables keyed ``"0"`` to ``"3"`` (the
+            ``levels`` of a ``ScoreJSON``).
+
+    Returns:
+        ``{"0": {"human": ..., "robot": ..., "overall": ...}, ..., "3": {...}, "avg": {...}}``;
+        the ``"avg"`` row is the mean of the four level rows. A cell is None when a model
+        lacks that level or track, and an ``"avg"`` cell is None when a level cell is.
+
+    Raises:
+        ValueError: If no model is given.
+    """
+    if not level_tables_by_model:
+        raise ValueError("Table III needs at least one model")
+    rows: dict[str, dict[str, float | None]] = {}
+    for level in (str(level) for level in LEVELS):
+        rows[level] = {}
+        for track in TRACKS:
+            cells = [tables.get(level, {}).get(track) for tables in level_tables_by_model.values()]
+            rows[level][track] = (
+                None
+                if any(cell is None for cell in cells)
+                else _mean([cell["avg"] for cell in cells if cell is not None])
+            )
+    rows["avg"] = {}
+    for track in TRACKS:
+        values = [rows[str(level)][track] for level in LEVELS]
+        rows["avg"][track] = (
+            None if any(v is None for v in values) else _mean([v for v in values if v is not None])
+        )
+    return rows
+
+
+def cognitive_stability(results: Iterable[EpisodeResult]) -> float | None:
+    """Return a model's Cognitive Stability (the paper's appendix A-A, equation 1).
+
+    The paper defines, with ``s_{m,l}^{(k)}`` the score of model ``m`` on scene ``k`` at level
+    ``l`` and ``S`` the set of evaluated scenes::
+
+        CS(m) = (1/|S|) * sum_{k in S} sum_{l=0}^{2} sign(s_{m,l}^{(k)} - s_{m,l+1}^{(k)})
+
+    with ``sign(x)`` = 1, 0, -1 for x > 0, x = 0, x < 0. Here ``s`` is the episode's AVG (the
+    mean of TSR, SIR, FCR and PCR). Each scene adds +1 for every level step where the score
+    falls and -1 for every one where it rises, so CS lies in [-3, 3]: 3 when every scene's score
+    strictly falls from level 0 to level 3, -3 when it strictly rises at every level.
+
+    ``S`` is the set of scenes with a completed episode at all four levels; a scene with an
+    errored or missing level is left out, since its sign terms are undefined. Scores are
+    compared exactly (as fractions), so two episodes with equal AVG always give sign 0.
+
+    Returns:
+        CS, or None when no scene has a completed episode at every level.
+
+    Raises:
+        ValueError: If the episodes cannot be aggregated together.
+    """
+    by_scene: dict[str, dict[int, Fraction]] = {}
+    for result in _completed(results):
+        tsr, sir, fcr, pcr, _, _ = _exact_metrics(result.distances, D_TH)
+        by_scene.setdefault(result.scene_id, {})[result.level] = (tsr + sir + fcr + pcr) / 4
+    scenes = [scores for scores in by_scene.values() if len(scores) == len(LEVELS)]
+    if not scenes:
+        return None
+    total = sum(
+        _sign(scores[level] - scores[level + 1]) for scores in scenes for level in LEVELS[:-1]
+    )
+    return total / len(scenes)
+
+
+def bootstrap_ci(
+    results: Iterable[EpisodeResult],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> IntervalJSON:
+    """Return percentile bootstrap confidence intervals for every cell of ``score_json``.
+
+    The resampling unit is the scene: a resampled scene brings its episodes at all four levels,
+    so the levels stay paired as they are in the benchmark. Scenes are resampled with
+    replacement within their track (48 Human and 18 Robot scenes in the v1 set), which keeps
+    the design's track sizes fixed; the Overall column pools the two resampled tracks. Each
+    resample is scored exactly as ``score_json`` scores the original data, and the interval is
+    the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles (linear
+    interpolation) of the resampled values.
+
+    Only completed episodes count, and only scenes with at least one of them are resampled. A
+    resample in which a cell has no episode (possible only when some episodes errored) is left
+    out of that cell's percentiles.
+
+    Args:
+        results: A model's episodes.
+        n_resamples: Number of bootstrap resamples.
+        seed: Seed of the random generator; the same seed gives the same intervals.
+        confidence: Coverage of the interval, in (0, 1).
+
+    Returns:
+        The shape of ``score_json`` with ``(low, high)`` in place of each value; a track that
+        is None in ``score_json`` is None here.
+
+    Raises:
+        ValueError: If ``n_resamples`` < 1, ``confidence`` is outside (0, 1), or the episodes
+            cannot be aggregated together.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    completed = _completed(results)
+    rng = np.random.default_rng(seed)
+    # Resampled per-level sums of each track, shape (n_resamples, levels, stats).
+    resampled = {
+        track: _resampled_sums([r for r in completed if r.track == track], n_resamples, rng)
+        for track in EPISODE_TRACKS
+    }
+    human, robot = resampled["Human"], resampled["Robot"]
+    sums_by_track = {"human": human, "robot": robot, "overall": human + robot}
+    # NaN marks a resample in which a cell has no episode.
+    values = {track: _metrics_from_sums(sums) for track, sums in sums_by_track.items()}
+    low_q, high_q = 50 * (1 - confidence), 50 * (1 + confidence)
+    point = score_json(completed)
+
+    def intervals(samples: npt.NDArray[np.float64]) -> dict[str, Interval]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            low, high = np.nanpercentile(samples, [low_q, high_q], axis=0)
+        return {m: (float(low[i]), float(high[i])) for i, m in enumerate(METRICS)}
+
+    levels: dict[str, IntervalTable] = {}
+    for i, level in enumerate(str(level) for level in LEVELS):
+        levels[level] = {
+            track: None if point["levels"][level][track] is None else intervals(values[track][:, i])
+            for track in TRACKS
+        }
+    overall: IntervalTable = {
+        track: None
+        if point["overall"][track] is None
+        else intervals(np.mean(values[track], axis=1))
+        for track in TRACKS
+    }
+    return {"levels": levels, "overall": overall}
+
+
+# Per-scene, per-level statistics the bootstrap sums: episodes, then the sums of TSR, FCR and
+# PCR, then improving steps and steps.
+_EPISODES, _TSR, _FCR, _PCR, _IMPROVING, _STEPS = range(6)
+
+
+def _resampled_sums(
+    results: Sequence[EpisodeResult], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Return each resample's per-level statistic sums, shape (n_resamples, levels, stats).
+
+    All sums are zero when there is no episode to resample.
+    """
+    scene_ids = sorted({r.scene_id for r in results})
+    if not scene_ids:
+        return np.zeros((n_resamples, len(LEVELS), 6))
+    row = {scene_id: i for i, scene_id in enumerate(scene_ids)}
+    per_scene = np.zeros((len(scene_ids), len(LEVELS), 6))
+    for result in results:
+        score = episode_score(result.distances)
+        per_scene[row[result.scene_id], result.level] = (
+            1,
+            score.tsr,
+            score.fcr,
+            score.pcr,
+            score.improving_steps,
+            score.steps,
+        )
+    n = len(scene_ids)
+    # How many times each scene is drawn in each resample: n draws with replacement.
+    counts = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples).astype(np.float64)
+    sums = counts @ per_scene.reshape(n, -1)
+    return sums.reshape(n_resamples, len(LEVELS), 6)
+
+
+def _metrics_from_sums(sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Return the metrics (``METRICS`` order, last axis) of statistic sums (last axis).
+
+    A cell with no episode has NaN for every metric.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        episodes = np.where(sums[..., _EPISODES] > 0, sums[..., _EPISODES], np.nan)
+        steps = sums[..., _STEPS]
+        sir = np.where(steps > 0, sums[..., _IMPROVING] / np.where(steps > 0, steps, 1), 0.0)
+        tsr = sums[..., _TSR] / episodes
+        fcr = sums[..., _FCR] / episodes
+        pcr = sums[..., _PCR] / episodes
+        # A cell with no episode has no SIR either.
+        sir = np.where(np.isnan(episodes), np.nan, sir)
+    avg = (tsr + sir + fcr + pcr) / 4
+    return np.stack([tsr, sir, fcr, pcr, avg], axis=-1)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _sign(x: Fraction) -> int:
+    return (x > 0) - (x < 0)
