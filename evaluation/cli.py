@@ -10,9 +10,14 @@ import argparse
 import html
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from evaluation.bundle import BundleError, episode_results, read_bundle
+from evaluation.messages import ImagePart
+from evaluation.metrics import METRICS, TRACKS, LevelTable, score_json
+from evaluation.prompts import LEVELS, build_messages, messages_as_text
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
 from simulation.render import DEFAULT_SIZE, MAX_SIZE
@@ -142,6 +147,82 @@ def _gallery_html(scenes: Sequence[Scene]) -> str:
     )
 
 
+def _levels(text: str) -> list[int]:
+    try:
+        levels = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        levels = []
+    if not levels or any(level not in LEVELS for level in levels):
+        raise argparse.ArgumentTypeError(
+            f"--levels must be a comma-separated list of 0, 1, 2, 3, got {text!r}"
+        )
+    return levels
+
+
+def _level(text: str) -> int:
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"--level must be 0, 1, 2 or 3, got {text!r}")
+    return int(text)
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    scene = get_scene(args.scene)
+    size = args.size
+    current = ImagePart(b"", size, size, "current view")
+    print(messages_as_text(build_messages(scene, args.level, [], [], current)))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from evaluation.run_command import run_from_args
+
+    return run_from_args(args)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from evaluation.verify import verify_bundle
+
+    start = time.perf_counter()
+    bundle = read_bundle(Path(args.bundle))
+    problems = verify_bundle(bundle)
+    elapsed = time.perf_counter() - start
+    for problem in problems:
+        print(f"{args.bundle}: {problem}")
+    if problems:
+        print(f"FAILED: {len(problems)} discrepancies", file=sys.stderr)
+        return 1
+    errors = sum(1 for e in bundle.episodes if e["status"] == "error")
+    print(
+        f"OK: {len(bundle.episodes)} episodes agree with the replay "
+        f"({errors} excluded as transport errors), checked in {elapsed * 1000:.0f} ms"
+    )
+    return 0
+
+
+def _format_table(title: str, table: LevelTable) -> list[str]:
+    lines = [f"{title:<12}" + "".join(f"{m.upper():>8}" for m in METRICS)]
+    for track in TRACKS:
+        row = table.get(track)
+        cells = "".join(f"{row[m]:>8.3f}" for m in METRICS) if row else f"{'no episodes':>16}"
+        lines.append(f"  {track.capitalize():<10}{cells}")
+    return lines
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    bundle = read_bundle(Path(args.bundle))
+    scores = score_json(episode_results(bundle.episodes))
+    if args.json:
+        json.dump(scores, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    lines: list[str] = []
+    for level, table in scores["levels"].items():
+        lines += [*_format_table(f"Level {level}", table), ""]
+    lines += _format_table("Overall", scores["overall"])
+    print("\n".join(lines))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mirrorbench", description="MirrorBench: mirror self-recognition.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -166,7 +247,76 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=_size, default=512, help="image side in pixels")
     p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
     p.set_defaults(func=cmd_gallery)
+
+    p = sub.add_parser(
+        "prompt", help="print the prompt a model gets at step 0 (images as placeholders)"
+    )
+    p.add_argument("--scene", required=True, help="scene id")
+    p.add_argument("--level", required=True, type=_level, help="prompt level 0-3")
+    p.add_argument("--size", type=_size, default=DEFAULT_SIZE, help="image side in pixels")
+    p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("run", help="evaluate an agent and write a results bundle")
+    p.add_argument(
+        "--agent",
+        required=True,
+        help="random | oracle | mirror-confused | scripted:FILE | openai:MODEL | anthropic:MODEL",
+    )
+    p.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
+    p.add_argument("--levels", type=_levels, default=list(LEVELS), help="e.g. 0,1 (default: all)")
+    p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
+    p.add_argument("--seed", type=int, default=0, help="seed for the random agent and the API")
+    p.add_argument("--workers", type=_positive("--workers"), default=1, help="parallel episodes")
+    p.add_argument(
+        "--image-history",
+        type=_non_negative("--image-history"),
+        default=1,
+        help="previous images shown with the current one (default 1)",
+    )
+    p.add_argument("--image-size", type=_size, default=DEFAULT_SIZE, help="frame side in pixels")
+    p.add_argument("--max-tokens", type=_positive("--max-tokens"), default=2048)
+    p.add_argument("--out", help="bundle path (default: var/runs/<agent>.jsonl)")
+    p.add_argument("--resume", action="store_true", help="keep and skip finished episodes")
+    p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("verify", help="replay a bundle and check every recorded step and metric")
+    p.add_argument("bundle")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("score", help="print the level tables and Table II of a bundle")
+    p.add_argument("bundle")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_score)
     return parser
+
+
+def _positive(name: str):  # type: ignore[no-untyped-def]
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
+
+
+def _non_negative(name: str):  # type: ignore[no-untyped-def]
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be 0 or a positive integer, got {text!r}"
+            )
+        return value
+
+    return parse
 
 
 def _join_negative_offsets(argv: list[str]) -> list[str]:
@@ -191,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _join_negative_offsets(list(sys.argv[1:] if argv is None else argv))
         )
         return int(args.func(args))
-    except (UsageError, UnknownSceneError) as exc:
+    except (UsageError, UnknownSceneError, BundleError) as exc:
         print(f"mirrorbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -1,0 +1,174 @@
+"""Results bundles: the versioned JSON Lines file a run writes and ``verify`` checks.
+
+Line 1 is the header; every further line is one finished episode. Episodes are appended and
+flushed as they finish, so a crash loses at most the episodes in flight. The format is
+documented in ``docs/bundle-format.md`` and ``evaluation/schemas/bundle-v1.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+
+from evaluation.metrics import EpisodeResult
+from evaluation.prompts import PROMPT_VERSION
+from simulation.catalogue import SCENE_SET_VERSION
+from simulation.dynamics import DYNAMICS_VERSION
+
+BUNDLE_VERSION = 1
+COMPLETED = "completed"
+ERROR = "error"
+
+
+def benchmark_version() -> dict[str, str]:
+    """Return the benchmark version: scene set, prompt and dynamics versions."""
+    return {
+        "scene_set": SCENE_SET_VERSION,
+        "prompt_version": PROMPT_VERSION,
+        "dynamics_version": DYNAMICS_VERSION,
+    }
+
+
+def now_iso() -> str:
+    """Return the current UTC time as ISO 8601, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """Return the bundle's JSON Schema (header and episode definitions)."""
+    text = resources.files("evaluation").joinpath("schemas/bundle-v1.schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@cache
+def _validators() -> dict[str, jsonschema_rs.Draft202012Validator]:
+    root = schema()
+    return {
+        kind: jsonschema_rs.Draft202012Validator({**root, "$ref": f"#/$defs/{kind}"})
+        for kind in ("header", "episode")
+    }
+
+
+def schema_errors(record: dict[str, Any], kind: str) -> list[str]:
+    """Return a readable message per schema violation of a header or an episode record."""
+    errors = sorted(
+        _validators()[kind].iter_errors(record), key=lambda e: list(map(str, e.instance_path))
+    )
+    return [
+        f"{'/'.join(str(p) for p in e.instance_path) or '(record)'}: {e.message}" for e in errors
+    ]
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be read at all (missing, empty, not JSON Lines, wrong version)."""
+
+
+@dataclass
+class Bundle:
+    """A parsed bundle: the header and its episode records, in file order."""
+
+    header: dict[str, Any]
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    line_numbers: list[int] = field(default_factory=list)
+    """File line of each episode record (1-based), for error messages."""
+    truncated_tail: bool = False
+    """The last line was cut off (an interrupted write); it was ignored."""
+
+
+def read_bundle(path: Path) -> Bundle:
+    """Read a bundle; an unparsable last line (interrupted write) is ignored and flagged."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read: {exc.strerror}") from None
+    if not lines:
+        raise BundleError(f"{path}: empty file, expected a header line")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError as exc:
+        raise BundleError(f"{path}:1: header is not JSON: {exc.msg}") from None
+    if not isinstance(header, dict) or header.get("type") != "header":
+        raise BundleError(f'{path}:1: the first line must be the header ("type": "header")')
+    if header.get("bundle_version") != BUNDLE_VERSION:
+        raise BundleError(
+            f"{path}:1: bundle_version {header.get('bundle_version')!r} is not supported "
+            f"(expected {BUNDLE_VERSION})"
+        )
+    bundle = Bundle(header)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                bundle.truncated_tail = True
+                break
+            raise BundleError(f"{path}:{number}: not JSON: {exc.msg}") from None
+        bundle.episodes.append(record)
+        bundle.line_numbers.append(number)
+    return bundle
+
+
+def episode_results(episodes: list[dict[str, Any]]) -> list[EpisodeResult]:
+    """Return the metrics module's view of episode records."""
+    return [
+        EpisodeResult(
+            scene_id=e["scene_id"],
+            track=e["track"],
+            level=e["level"],
+            distances=tuple(e["distances"]),
+            status=e["status"],
+        )
+        for e in episodes
+    ]
+
+
+class BundleWriter:
+    """Appends episode records to a bundle, one flushed and synced line each, thread-safe."""
+
+    def __init__(self, path: Path, header: dict[str, Any], *, keep: list[dict[str, Any]]) -> None:
+        """Start ``path`` afresh with ``header`` and the already finished ``keep`` records.
+
+        The file is rewritten through a temporary file and an atomic rename, so an existing
+        bundle is never left half-written.
+        """
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w") as handle:
+            for record in (header, *keep):
+                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+        self._handle = path.open("a")
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            self._handle.close()
+
+    def __enter__(self) -> BundleWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

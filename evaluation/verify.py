@@ -1,0 +1,140 @@
+"""``mirrorbench verify``: replay a bundle through the dynamics and check every claim in it.
+
+No rendering is needed: the recorded responses are parsed again, the moves replayed on the
+grid, and every recorded option, execution flag, distance, hand cell, success flag and metric
+compared with what the replay gives. Anything that disagrees is reported, one line each.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from evaluation.bundle import COMPLETED, ERROR, Bundle, benchmark_version, schema_errors
+from evaluation.metrics import METRICS, episode_score
+from evaluation.parsing import parse_choice
+from simulation.catalogue import UnknownSceneError, get_scene, scene_set
+from simulation.dynamics import Action, EpisodeState
+
+REFUSAL_PREFIX = "no answer: "
+_TOLERANCE = 1e-9
+
+
+def verify_bundle(bundle: Bundle) -> list[str]:
+    """Return one message per discrepancy; an empty list means the bundle is consistent."""
+    problems: list[str] = []
+    header = bundle.header
+    problems += [f"header: {message}" for message in schema_errors(header, "header")]
+    if problems:
+        return problems
+    if header["benchmark"] != benchmark_version():
+        problems.append(
+            f"header: benchmark version {header['benchmark']} differs from this verifier's "
+            f"{benchmark_version()}"
+        )
+    known = scene_set()
+    selected_scenes = header["selection"]["scenes"]
+    problems += [
+        f"header: unknown scene {s!r} in the selection" for s in selected_scenes if s not in known
+    ]
+    expected = {(s, level) for s in selected_scenes for level in header["selection"]["levels"]}
+    seen: dict[tuple[str, int], int] = {}
+    for record, line in zip(bundle.episodes, bundle.line_numbers, strict=True):
+        where = f"line {line}"
+        errors = schema_errors(record, "episode")
+        if errors:
+            problems += [f"{where}: {message}" for message in errors]
+            continue
+        key = (record["scene_id"], record["level"])
+        where = f"line {line} ({record['scene_id']} L{record['level']})"
+        if key in seen:
+            problems.append(f"{where}: duplicate of the episode on line {seen[key]}")
+            continue
+        seen[key] = line
+        if key not in expected:
+            problems.append(f"{where}: not part of the header's selection of scenes and levels")
+        problems += [f"{where}: {message}" for message in _check_episode(record)]
+    for scene_id, level in sorted(expected - set(seen)):
+        problems.append(f"missing episode: {scene_id} L{level}")
+    if bundle.truncated_tail:
+        problems.append("the last line is cut off (an interrupted write): run again with --resume")
+    return problems
+
+
+def _check_episode(record: dict[str, Any]) -> list[str]:
+    try:
+        scene = get_scene(record["scene_id"])
+    except UnknownSceneError:
+        return [f"unknown scene {record['scene_id']!r}"]
+    problems = []
+    if record["track"] != scene.track:
+        problems.append(f"track {record['track']!r}, but the scene is on the {scene.track} track")
+    if record["d0_steps"] != scene.d0_steps or record["max_steps"] != scene.max_steps:
+        problems.append(
+            f"d0_steps/max_steps {record['d0_steps']}/{record['max_steps']}, expected "
+            f"{scene.d0_steps}/{scene.max_steps}"
+        )
+    state = EpisodeState(scene)
+    for i, step in enumerate(record["steps"]):
+        at = f"step {i}"
+        if step["index"] != i:
+            problems.append(f"{at}: index {step['index']}, expected {i}")
+        if state.done:
+            problems.append(f"{at}: the episode had already ended (success or step budget)")
+            break
+        problems += [f"{at}: {m}" for m in _check_option(step)]
+        option = step["option"]
+        transition = state.step(Action(option) if option is not None else None)
+        if step["executed"] != transition.executed:
+            problems.append(
+                f"{at}: executed={step['executed']}, the replay gives {transition.executed}"
+            )
+        if step["distance_steps"] != transition.distance_steps:
+            problems.append(
+                f"{at}: distance {step['distance_steps']}, "
+                f"the replay gives {transition.distance_steps}"
+            )
+        if tuple(step["hand_cell"]) != transition.cell:
+            problems.append(
+                f"{at}: hand cell {step['hand_cell']}, the replay gives {list(transition.cell)}"
+            )
+    if record["distances"] != state.distances:
+        problems.append(f"distances {record['distances']}, the replay gives {state.distances}")
+    if record["success"] != state.success:
+        problems.append(f"success={record['success']}, the replay gives {state.success}")
+    if record["status"] == COMPLETED:
+        if not state.done:
+            problems.append(
+                f"completed after {state.steps_taken} steps without success, but the budget is "
+                f"{scene.max_steps}"
+            )
+        problems += _check_metrics(record, state.distances)
+    elif record["status"] == ERROR and record["metrics"] is not None:
+        problems.append("an episode with status 'error' must not carry metrics")
+    return problems
+
+
+def _check_option(step: dict[str, Any]) -> list[str]:
+    parse_error = step["parse_error"]
+    if parse_error is not None and parse_error.startswith(REFUSAL_PREFIX):
+        return [] if step["option"] is None else ["a refused answer cannot carry an option"]
+    parsed = parse_choice(step["response"])
+    if parsed.option != step["option"]:
+        return [f"option {step['option']}, but the response parses as {parsed.option}"]
+    return []
+
+
+def _check_metrics(record: dict[str, Any], distances: list[int]) -> list[str]:
+    recorded = record["metrics"]
+    if recorded is None:
+        return ["a completed episode must carry metrics"]
+    try:
+        score = episode_score(distances)
+    except ValueError as exc:
+        return [f"metrics cannot be computed: {exc}"]
+    wrong = [
+        f"{m} {recorded[m]} (expected {getattr(score, m):.6f})"
+        for m in METRICS
+        if not math.isclose(recorded[m], getattr(score, m), abs_tol=_TOLERANCE)
+    ]
+    return [f"metrics disagree: {', '.join(wrong)}"] if wrong else []
