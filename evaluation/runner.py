@@ -300,14 +300,20 @@ def run(
             on_step=progress.step,
         )
 
+    pool = ThreadPoolExecutor(workers)
     try:
-        with BundleWriter(out, header, keep=keep) as writer, ThreadPoolExecutor(workers) as pool:
+        with BundleWriter(out, header, keep=keep) as writer:
             futures = [pool.submit(play, scene, level) for scene, level in todo]
             for future in as_completed(futures):
                 record = future.result()
                 writer.append(record)
                 progress.episode(record)
+    except BaseException:
+        # A crash or Ctrl-C: start nothing new; the bundle holds every finished episode.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
+        pool.shutdown(wait=True)
         if frames is not None:
             frames.close()
     return RunResult(out, len(todo), len(keep), progress.errors, time.monotonic() - started)

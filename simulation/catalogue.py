@@ -75,7 +75,7 @@ BODIES: dict[str, Body] = {
             "male_0",
             "Human",
             "a man in construction work clothes: a red hard hat, an orange high-visibility "
-            "safety vest with silver reflective stripes over a long-sleeved blue work shirt, "
+            "safety vest with silver stripes over a long-sleeved blue work shirt, "
             "grey work trousers and brown work boots",
             "a man in a red hard hat and an orange safety vest",
             (0, 0, 0),

@@ -1,0 +1,187 @@
+import json
+
+import numpy as np
+import pytest
+
+from evaluation.agents import ModelAgent, RandomAgent
+from evaluation.bundle import read_bundle, schema_errors
+from evaluation.messages import GenerationParams, ModelReply, TransportError
+from evaluation.runner import FrameSource, ResumeError, run, run_episode
+from evaluation.verify import verify_bundle
+from simulation.catalogue import get_scene, select_scenes
+
+SCENES = select_scenes("male_1-mano_brown-leaf_0,GR1_T2-Robotiq_2F_85-logo_1")
+EXTRA = {"model": None, "generation": None}
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_run_writes_a_header_and_one_valid_line_per_episode(tmp_path):
+    out = tmp_path / "run.jsonl"
+    result = run(
+        lambda: RandomAgent(1),
+        SCENES,
+        [0, 3],
+        out,
+        header_extra=EXTRA,
+        seed=1,
+        workers=2,
+        progress_stream=None,
+    )
+    assert result.ran == 4 and result.skipped == 0
+    header, *episodes = lines(out)
+    assert schema_errors(header, "header") == []
+    assert header["selection"] == {"levels": [0, 3], "scenes": [s.id for s in SCENES]}
+    assert len(episodes) == 4
+    for episode in episodes:
+        assert schema_errors(episode, "episode") == []
+        assert len(episode["steps"]) == len(episode["distances"]) - 1
+    assert verify_bundle(read_bundle(out)) == []
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingAgent(RandomAgent):
+    """Crashes the run when it reaches a chosen scene."""
+
+    crash_on = ""
+
+    def start(self, scene, level, seed):
+        if scene.id == self.crash_on:
+            raise Crash()
+        super().start(scene, level, seed)
+
+
+def test_a_crash_keeps_the_finished_episodes_and_resume_completes_the_rest(tmp_path):
+    out = tmp_path / "run.jsonl"
+    CrashingAgent.crash_on = SCENES[1].id
+    with pytest.raises(Crash):
+        run(CrashingAgent, SCENES, [0, 1], out, header_extra=EXTRA, workers=1, progress_stream=None)
+    finished = lines(out)[1:]
+    assert 1 <= len(finished) < 4
+    assert all(e["scene_id"] == SCENES[0].id for e in finished)
+    CrashingAgent.crash_on = ""
+    result = run(
+        CrashingAgent, SCENES, [0, 1], out, header_extra=EXTRA, resume=True, progress_stream=None
+    )
+    assert result.skipped == len(finished) and result.ran == 4 - len(finished)
+    assert verify_bundle(read_bundle(out)) == []
+    keys = [(e["scene_id"], e["level"]) for e in lines(out)[1:]]
+    assert len(keys) == len(set(keys)) == 4
+    # The episodes kept are byte-for-byte those written before the crash.
+    assert lines(out)[1 : 1 + len(finished)] == finished
+
+
+def test_resume_repairs_a_line_cut_off_by_a_crash(tmp_path):
+    out = tmp_path / "run.jsonl"
+    run(lambda: RandomAgent(0), SCENES, [2], out, header_extra=EXTRA, progress_stream=None)
+    text = out.read_text().splitlines()
+    out.write_text("\n".join(text[:-1]) + "\n" + text[-1][: len(text[-1]) // 2])
+    assert read_bundle(out).truncated_tail
+    assert any("cut off" in p for p in verify_bundle(read_bundle(out)))
+    result = run(
+        lambda: RandomAgent(0),
+        SCENES,
+        [2],
+        out,
+        header_extra=EXTRA,
+        resume=True,
+        progress_stream=None,
+    )
+    assert result.ran == 1 and verify_bundle(read_bundle(out)) == []
+
+
+def test_resume_refuses_a_bundle_of_another_configuration(tmp_path):
+    out = tmp_path / "run.jsonl"
+    run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
+    with pytest.raises(ResumeError, match="selection"):
+        run(
+            lambda: RandomAgent(0),
+            SCENES,
+            [0, 1],
+            out,
+            header_extra=EXTRA,
+            resume=True,
+            progress_stream=None,
+        )
+    with pytest.raises(ResumeError, match="seed"):
+        run(
+            lambda: RandomAgent(0),
+            SCENES,
+            [0],
+            out,
+            header_extra=EXTRA,
+            seed=5,
+            resume=True,
+            progress_stream=None,
+        )
+
+
+class FlakyClient:
+    """A model client whose provider is down after a few answers."""
+
+    provider, model, params = "test", "flaky", GenerationParams()
+
+    def __init__(self, answers_before_failing):
+        self.left = answers_before_failing
+        self.seen_images = []
+
+    def complete(self, messages):
+        if self.left == 0:
+            raise TransportError("503 Service Unavailable", status=503, attempts=6)
+        self.left -= 1
+        self.seen_images.append([p for p in messages[1].parts if hasattr(p, "png")])
+        return ModelReply(
+            text="Backward.\nChoice: [6]", model_id="flaky-1", input_tokens=10, output_tokens=3
+        )
+
+
+def test_a_transport_error_marks_the_episode_as_error_and_keeps_its_steps():
+    scene = get_scene("tienkung-allegro-logo_0")
+    frames = FrameSource(32)
+    try:
+        record = run_episode(scene, 1, ModelAgent(FlakyClient(2)), frames=frames, image_size=32)
+    finally:
+        frames.close()
+    assert record["status"] == "error" and record["metrics"] is None
+    assert "transport error after 6 attempts" in record["error"]
+    assert len(record["steps"]) == 2 and record["steps"][0]["model_id"] == "flaky-1"
+
+
+def test_a_model_agent_sees_the_previous_and_current_frames_as_png():
+    scene = get_scene("tienkung-allegro-logo_0")
+    client = FlakyClient(100)
+    frames = FrameSource(32)
+    try:
+        record = run_episode(
+            scene, 0, ModelAgent(client, image_history=1), frames=frames, image_size=32
+        )
+    finally:
+        frames.close()
+    assert record["status"] == "completed"
+    assert [len(images) for images in client.seen_images[:3]] == [1, 2, 2]
+    first, second = client.seen_images[1]
+    assert first.png.startswith(b"\x89PNG") and (first.width, first.height) == (32, 32)
+    assert first.png == client.seen_images[0][0].png  # the previous view is the earlier frame
+    assert record["steps"][0]["frame_key"] != record["steps"][1]["frame_key"]
+    assert verify_bundle_record(record) == []
+
+
+def verify_bundle_record(record):
+    from evaluation.verify import _check_episode
+
+    return _check_episode(record)
+
+
+def test_baseline_runs_never_render(tmp_path, monkeypatch):
+    def no_render(*args, **kwargs):
+        raise AssertionError("rendered for a baseline")
+
+    monkeypatch.setattr(FrameSource, "frame", no_render)
+    out = tmp_path / "run.jsonl"
+    run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
+    assert np.all([e["status"] == "completed" for e in lines(out)[1:]])
