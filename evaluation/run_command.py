@@ -122,6 +122,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             workers=args.workers,
             resume=args.resume,
             image_size=args.image_size,
+            progress_stream=sys.stderr,
         )
     except ResumeError as exc:
         raise UsageError(str(exc)) from None

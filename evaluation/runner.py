@@ -9,14 +9,17 @@ episodes already completed in the bundle are kept and skipped.
 from __future__ import annotations
 
 import io
-import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+import numpy as np
 
 from evaluation.agents import Agent, Decision, Observation
 from evaluation.bundle import (
@@ -32,11 +35,12 @@ from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
 from evaluation.prompts import HistoryEntry
 from simulation.catalogue import Scene
-from simulation.dynamics import Action, EpisodeState
+from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
 
 AgentFactory = Callable[[], Agent]
 RendererFactory = Callable[[], Renderer]
+FrameFunction = Callable[[Vec3], tuple[ImagePart, str]]
 
 
 def _default_renderer() -> Renderer:
@@ -46,40 +50,74 @@ def _default_renderer() -> Renderer:
 
 
 class FrameSource:
-    """Renders frames as PNG, one renderer per thread, remembering the scene each has loaded."""
+    """Renders frames as PNG for the agents that look, and remembers recent ones by frame key.
 
-    def __init__(self, size: int, make_renderer: RendererFactory = _default_renderer) -> None:
+    An OpenGL context belongs to the thread that made it, so each episode renders on its own
+    renderer, created in the episode's thread on the first frame that is not in memory and
+    closed in the same thread when the episode ends. Frames repeat across levels (same scene,
+    same hand cell), so a bounded in-memory cache spares most renders.
+    """
+
+    def __init__(
+        self, size: int, make_renderer: RendererFactory = _default_renderer, keep: int = 512
+    ) -> None:
         self.size = size
         self._make_renderer = make_renderer
-        self._local = threading.local()
-        self._renderers: list[Renderer] = []
+        self._keep = keep
+        self._pngs: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
+        self._version: str | None = None
+        self.rendered = 0
+        self.reused = 0
 
-    def frame(self, scene: Scene, cell: tuple[int, int, int]) -> tuple[ImagePart, str]:
-        """Return the PNG of the view with the hand at ``cell``, and its frame key."""
-        from PIL import Image
+    @contextmanager
+    def episode(self, scene: Scene) -> Iterator[FrameFunction]:
+        """Yield ``frame(cell) -> (image, frame key)`` for one episode of ``scene``."""
+        renderer: Renderer | None = None
 
-        renderer = getattr(self._local, "renderer", None)
-        if renderer is None:
-            renderer = self._make_renderer()
-            self._local.renderer, self._local.scene_id = renderer, None
+        def frame(cell: Vec3) -> tuple[ImagePart, str]:
+            nonlocal renderer
+            key = frame_key(self.version(), scene.id, cell, self.size)
             with self._lock:
-                self._renderers.append(renderer)
-        if self._local.scene_id != scene.id:
-            renderer.load(scene)
-            self._local.scene_id = scene.id
-        renderer.set_hand(cell)
-        pixels = renderer.render(self.size)
-        buffer = io.BytesIO()
-        Image.fromarray(pixels).save(buffer, format="PNG")
-        key = frame_key(renderer.version, scene.id, cell, self.size)
-        return ImagePart(buffer.getvalue(), self.size, self.size, f"hand at {cell}"), key
+                png = self._pngs.get(key)
+                if png is not None:
+                    self._pngs.move_to_end(key)
+                    self.reused += 1
+            if png is None:
+                if renderer is None:
+                    renderer = self._make_renderer()
+                    renderer.load(scene)
+                renderer.set_hand(cell)
+                png = encode_png(renderer.render(self.size))
+                with self._lock:
+                    self.rendered += 1
+                    self._pngs[key] = png
+                    while len(self._pngs) > self._keep:
+                        self._pngs.popitem(last=False)
+            return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
 
-    def close(self) -> None:
-        with self._lock:
-            for renderer in self._renderers:
+        try:
+            yield frame
+        finally:
+            if renderer is not None:
                 renderer.close()
-            self._renderers.clear()
+
+    def version(self) -> str:
+        """Return the version of the renderers this source makes (asked once)."""
+        if self._version is None:
+            probe = self._make_renderer()
+            self._version = probe.version
+            probe.close()
+        return self._version
+
+
+def encode_png(pixels: np.ndarray) -> bytes:
+    """Return ``pixels`` as a lossless PNG."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def _step_record(
@@ -109,6 +147,39 @@ def _step_record(
     return record
 
 
+def _play(
+    state: EpisodeState,
+    level: int,
+    agent: Agent,
+    steps: list[dict[str, Any]],
+    frame: FrameFunction | None,
+    image_size: int,
+    on_step: Callable[[dict[str, Any]], None] | None,
+) -> None:
+    """Step the episode until it ends, appending a record per step to ``steps``."""
+    scene = state.scene
+    history: list[HistoryEntry] = []
+    shown: list[ImagePart] = []
+    version = renderer_version()
+    while not state.done:
+        key = frame_key(version, scene.id, state.cell, image_size)
+        if frame is not None and agent.needs_images:
+            current, key = frame(state.cell)
+            shown.append(current)
+        images = tuple(shown[-(agent.image_history + 1) :]) if shown else ()
+        observation = Observation(
+            scene, level, state.steps_taken, state.cell, tuple(history), images
+        )
+        decision = agent.act(observation)
+        action = Action(decision.option) if decision.option is not None else None
+        transition = state.step(action)
+        history.append(HistoryEntry(decision.option, transition.executed))
+        step = _step_record(len(steps), decision, transition, key)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+
+
 def run_episode(
     scene: Scene,
     level: int,
@@ -127,36 +198,15 @@ def run_episode(
     started = now_iso()
     agent.start(scene, level, seed)
     state = EpisodeState(scene)
-    history: list[HistoryEntry] = []
     steps: list[dict[str, Any]] = []
-    shown: list[ImagePart] = []
-    version = renderer_version()
+    if agent.needs_images and frames is None:
+        raise ValueError("this agent looks at images: pass a FrameSource")
     status, error = COMPLETED, None
-    while not state.done:
-        key: str | None = frame_key(version, scene.id, state.cell, image_size)
-        images: tuple[ImagePart, ...] = ()
-        if agent.needs_images:
-            if frames is None:
-                raise ValueError("this agent looks at images: pass a FrameSource")
-            current, key = frames.frame(scene, state.cell)
-            shown.append(current)
-            keep = agent.image_history + 1
-            images = tuple(shown[-keep:])
-        observation = Observation(
-            scene, level, state.steps_taken, state.cell, tuple(history), images
-        )
+    with frames.episode(scene) if frames is not None else nullcontext() as frame:
         try:
-            decision = agent.act(observation)
+            _play(state, level, agent, steps, frame, image_size, on_step)
         except TransportError as exc:
             status, error = ERROR, f"transport error after {exc.attempts} attempts: {exc}"
-            break
-        action = Action(decision.option) if decision.option is not None else None
-        transition = state.step(action)
-        history.append(HistoryEntry(decision.option, transition.executed))
-        step = _step_record(len(steps), decision, transition, key)
-        steps.append(step)
-        if on_step is not None:
-            on_step(step)
     metrics = None
     if status == COMPLETED:
         score = episode_score(state.distances)
@@ -252,7 +302,7 @@ def run(
     resume: bool = False,
     image_size: int = DEFAULT_SIZE,
     make_renderer: RendererFactory = _default_renderer,
-    progress_stream: TextIO | None = sys.stderr,
+    progress_stream: TextIO | None = None,
 ) -> RunResult:
     """Run every (scene, level) episode and write the bundle ``out``.
 
@@ -314,8 +364,6 @@ def run(
         raise
     finally:
         pool.shutdown(wait=True)
-        if frames is not None:
-            frames.close()
     return RunResult(out, len(todo), len(keep), progress.errors, time.monotonic() - started)
 
 

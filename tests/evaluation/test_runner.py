@@ -143,10 +143,7 @@ class FlakyClient:
 def test_a_transport_error_marks_the_episode_as_error_and_keeps_its_steps():
     scene = get_scene("tienkung-allegro-logo_0")
     frames = FrameSource(32)
-    try:
-        record = run_episode(scene, 1, ModelAgent(FlakyClient(2)), frames=frames, image_size=32)
-    finally:
-        frames.close()
+    record = run_episode(scene, 1, ModelAgent(FlakyClient(2)), frames=frames, image_size=32)
     assert record["status"] == "error" and record["metrics"] is None
     assert "transport error after 6 attempts" in record["error"]
     assert len(record["steps"]) == 2 and record["steps"][0]["model_id"] == "flaky-1"
@@ -156,12 +153,9 @@ def test_a_model_agent_sees_the_previous_and_current_frames_as_png():
     scene = get_scene("tienkung-allegro-logo_0")
     client = FlakyClient(100)
     frames = FrameSource(32)
-    try:
-        record = run_episode(
-            scene, 0, ModelAgent(client, image_history=1), frames=frames, image_size=32
-        )
-    finally:
-        frames.close()
+    record = run_episode(
+        scene, 0, ModelAgent(client, image_history=1), frames=frames, image_size=32
+    )
     assert record["status"] == "completed"
     assert [len(images) for images in client.seen_images[:3]] == [1, 2, 2]
     first, second = client.seen_images[1]
@@ -181,7 +175,7 @@ def test_baseline_runs_never_render(tmp_path, monkeypatch):
     def no_render(*args, **kwargs):
         raise AssertionError("rendered for a baseline")
 
-    monkeypatch.setattr(FrameSource, "frame", no_render)
+    monkeypatch.setattr(FrameSource, "episode", no_render)
     out = tmp_path / "run.jsonl"
     run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
     assert np.all([e["status"] == "completed" for e in lines(out)[1:]])

@@ -1,0 +1,283 @@
+"""Loopback stand-ins for the OpenAI and Anthropic HTTP APIs, for testing the real SDKs.
+
+Each fake is a threaded ``http.server`` bound to ``127.0.0.1`` on a free port. It speaks just
+enough of its provider's wire format for the unmodified SDK to parse the answers:
+
+* :class:`FakeOpenAI` answers ``POST /v1/chat/completions`` with a ``chat.completion`` object;
+  its :attr:`~FakeProvider.base_url` ends in ``/v1`` as OpenAI-compatible servers' do.
+* :class:`FakeAnthropic` answers ``POST /v1/messages`` with a ``message`` object.
+
+Every request is recorded (method, path, lower-cased headers, decoded JSON body). Answers can be
+scripted with :meth:`FakeProvider.enqueue`: each request takes the next :class:`Scripted` answer
+(a status code, headers such as ``Retry-After``, a body, a delay, or a dropped connection); once
+the queue is empty every request gets the provider's default successful answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+OPENAI_MODEL_ID = "fake-vlm-2025-06-01"
+"""The model id the fake OpenAI server reports (deliberately not the requested name)."""
+OPENAI_FINGERPRINT = "fp_fake0123"
+ANTHROPIC_MODEL_ID = "claude-fake-2025-06-01"
+DEFAULT_TEXT = "The mark is on my left cheek.\nChoice: [2]"
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One scripted answer.
+
+    Attributes:
+        status: HTTP status code.
+        body: A mapping is sent as JSON, ``str``/``bytes`` as they are; ``None`` sends the
+            provider's default successful body for ``status`` 200 and an empty body otherwise.
+        headers: Extra response headers, e.g. ``{"Retry-After": "2"}``.
+        delay_s: Seconds to wait before answering (to make a client time out).
+        drop: Close the connection without answering (a connection error for the client).
+    """
+
+    status: int = 200
+    body: Mapping[str, Any] | str | bytes | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    drop: bool = False
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as the fake server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+    """The decoded JSON body, or ``None`` when it was not JSON."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, fake: FakeProvider) -> None:
+        self.fake = fake
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hangs up on a delayed answer."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Never print requests (they carry API keys)."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request = RecordedRequest("POST", self.path, headers, body)
+        scripted = self.server.fake._record(request)
+        if scripted.delay_s:
+            time.sleep(scripted.delay_s)
+        if scripted.drop:
+            self.close_connection = True
+            return
+        if self.path != self.server.fake.path:
+            self._send(
+                404, {}, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+            )
+            return
+        payload = scripted.body
+        if payload is None and scripted.status == 200:
+            payload = self.server.fake.success_body(body if isinstance(body, dict) else {})
+        self._send(scripted.status, scripted.headers, payload)
+
+    def _send(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        payload: Mapping[str, Any] | str | bytes | None,
+    ) -> None:
+        if isinstance(payload, Mapping):
+            data = json.dumps(payload).encode()
+            content_type = "application/json"
+        elif isinstance(payload, str):
+            data = payload.encode()
+            content_type = "text/plain"
+        else:
+            data = payload or b""
+            content_type = "application/octet-stream"
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeProvider:
+    """A scripted loopback server; use as a context manager or call start() and stop()."""
+
+    path = "/"
+    """The one path answered; others get 404."""
+    base_path = ""
+    """What the SDK's base URL adds after ``http://127.0.0.1:PORT``."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[Scripted] = deque()
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the SDK as ``base_url``."""
+        if self._server is None:
+            raise RuntimeError("the fake server is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}{self.base_path}"
+
+    def start(self) -> Self:
+        """Start serving in a background thread."""
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def enqueue(self, *answers: Scripted) -> None:
+        """Queue answers for the next requests, in order."""
+        with self._lock:
+            self._queue.extend(answers)
+
+    def _record(self, request: RecordedRequest) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            return self._queue.popleft() if self._queue else Scripted()
+
+    def success_body(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The default successful answer to ``request``."""
+        raise NotImplementedError
+
+
+class FakeOpenAI(FakeProvider):
+    """An OpenAI-compatible chat completions server."""
+
+    path = "/v1/chat/completions"
+    base_path = "/v1"
+
+    def success_body(self, request: dict[str, Any]) -> dict[str, Any]:
+        return openai_completion()
+
+
+class FakeAnthropic(FakeProvider):
+    """An Anthropic messages server."""
+
+    path = "/v1/messages"
+
+    def success_body(self, request: dict[str, Any]) -> dict[str, Any]:
+        return anthropic_message()
+
+
+def openai_completion(
+    content: str | None = DEFAULT_TEXT,
+    *,
+    finish_reason: str = "stop",
+    refusal: str | None = None,
+    model: str = OPENAI_MODEL_ID,
+    fingerprint: str | None = OPENAI_FINGERPRINT,
+    prompt_tokens: int = 1234,
+    completion_tokens: int = 56,
+) -> dict[str, Any]:
+    """A ``chat.completion`` response body."""
+    return {
+        "id": "chatcmpl-fake-1",
+        "object": "chat.completion",
+        "created": 1_750_000_000,
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": refusal},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def openai_error(
+    message: str,
+    *,
+    type: str = "invalid_request_error",
+    code: str | None = None,
+    param: str | None = None,
+) -> dict[str, Any]:
+    """An OpenAI error response body."""
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def anthropic_message(
+    text: str = DEFAULT_TEXT,
+    *,
+    stop_reason: str = "end_turn",
+    model: str = ANTHROPIC_MODEL_ID,
+    input_tokens: int = 1500,
+    output_tokens: int = 60,
+) -> dict[str, Any]:
+    """A ``message`` response body."""
+    return {
+        "id": "msg_fake_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}] if text else [],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+
+
+def anthropic_error(message: str, *, type: str = "invalid_request_error") -> dict[str, Any]:
+    """An Anthropic error response body."""
+    return {"type": "error", "error": {"type": type, "message": message}}

@@ -1,0 +1,105 @@
+"""The evaluation commands of the mirrorbench CLI: prompt, run, score, verify."""
+
+import json
+
+import pytest
+
+from evaluation.cli import main
+
+
+def test_prompt_prints_the_step_0_text_with_image_placeholders(capsys):
+    assert main(["prompt", "--scene", "male_0-mano_white-splash", "--level", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "=== system ===" in text and "=== user ===" in text
+    assert "[image current view: 1024x1024 PNG]" in text
+    assert "mirror" not in text.lower() and "Choice: [n]" in text
+
+
+def test_run_then_score_json_has_the_documented_shape(tmp_path, capsys):
+    out = tmp_path / "oracle.jsonl"
+    assert (
+        main(
+            ["run", "--agent", "oracle", "--scenes", "robot", "--levels", "0,2", "--out", str(out)]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["score", str(out), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert set(scores) == {"levels", "overall"}
+    assert set(scores["levels"]) == {"0", "1", "2", "3"}
+    assert scores["levels"]["0"]["robot"] == {
+        "tsr": 1.0,
+        "sir": 1.0,
+        "fcr": 1.0,
+        "pcr": 1.0,
+        "avg": 1.0,
+    }
+    assert scores["levels"]["0"]["human"] is None and scores["levels"]["1"]["robot"] is None
+    assert main(["verify", str(out)]) == 0
+
+
+def test_score_prints_the_level_tables_and_table_ii(tmp_path, capsys):
+    out = tmp_path / "random.jsonl"
+    assert main(["run", "--agent", "random", "--seed", "3", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["score", str(out)]) == 0
+    text = capsys.readouterr().out
+    for title in ("Level 0", "Level 1", "Level 2", "Level 3", "Overall"):
+        assert title in text
+    assert text.count("Human") == 5 and "no episodes" not in text
+
+
+def test_run_resumes_without_repeating_episodes(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    args = ["run", "--agent", "random", "--scenes", "human", "--levels", "1", "--out", str(out)]
+    assert main(args) == 0
+    first = out.read_text()
+    assert main([*args, "--resume"]) == 0
+    assert "0 episodes run, 48 kept" in capsys.readouterr().err
+    assert out.read_text().splitlines()[1:] == first.splitlines()[1:]
+
+
+def test_run_with_a_script_file(tmp_path):
+    script = tmp_path / "moves.txt"
+    script.write_text("Choice: [6]\n")
+    out = tmp_path / "s.jsonl"
+    assert (
+        main(
+            [
+                "run",
+                "--agent",
+                f"scripted:{script}",
+                "--scenes",
+                "male_1-mano_white-splash",
+                "--levels",
+                "0",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    episode = json.loads(out.read_text().splitlines()[1])
+    assert [s["option"] for s in episode["steps"]][:4] == [6, 6, 6, 6]
+    assert episode["steps"][4]["executed"] is False  # against the body
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "genius"], "unknown agent 'genius'"),
+        (["--agent", "random", "--levels", "0,4"], "--levels must be"),
+        (["--agent", "random", "--scenes", "male_0-x-y"], "unknown scene"),
+        (["--agent", "random", "--workers", "0"], "--workers must be a positive integer"),
+        (["--agent", "scripted:/nonexistent/file"], "cannot read script"),
+        (["--agent", "openai:gpt-4o"], "OPENAI_API_KEY"),
+    ],
+)
+def test_run_rejects_bad_arguments_on_one_line(tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "x.jsonl"
+    assert main(["run", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
