@@ -202,7 +202,8 @@ def run_episode(
     if agent.needs_images and frames is None:
         raise ValueError("this agent looks at images: pass a FrameSource")
     status, error = COMPLETED, None
-    with frames.episode(scene) if frames is not None else nullcontext() as frame:
+    looks = agent.needs_images and frames is not None
+    with frames.episode(scene) if looks and frames is not None else nullcontext() as frame:
         try:
             _play(state, level, agent, steps, frame, image_size, on_step)
         except TransportError as exc:
