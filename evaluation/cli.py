@@ -11,8 +11,10 @@ import html
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle
 from evaluation.messages import ImagePart
@@ -65,7 +67,7 @@ def _open_renderer(shadows: bool = True):
     return MujocoRenderer(shadows=shadows)
 
 
-def _save_png(image, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _save_png(image: np.ndarray, path: Path) -> None:
     from PIL import Image
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -291,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(name: str):  # type: ignore[no-untyped-def]
+def _positive(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -304,7 +306,7 @@ def _positive(name: str):  # type: ignore[no-untyped-def]
     return parse
 
 
-def _non_negative(name: str):  # type: ignore[no-untyped-def]
+def _non_negative(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -28,7 +28,7 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
     dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}  # noqa: RUF012 (gymnasium API)
 
     def __init__(
         self,
@@ -94,7 +94,7 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
         truncated = not terminated and self._state.done
         return observation, reward, terminated, truncated, self._info(transition.executed)
 
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
+    def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
         return self._frame if self._frame is not None else self._observe()

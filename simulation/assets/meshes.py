@@ -81,7 +81,7 @@ def simplify_meshes(spec: mujoco.MjSpec, max_faces: int = MAX_FACES) -> None:
         if not mesh.file:
             continue
         scale = tuple(float(s) for s in mesh.scale)
-        vertices, faces = _load_simplified(mesh.file, scale, max_faces)  # type: ignore[arg-type]
+        vertices, faces = _load_simplified(mesh.file, scale, max_faces)
         mesh.file = ""
         mesh.scale = [1.0, 1.0, 1.0]
         mesh.uservert = list(vertices)

@@ -12,7 +12,7 @@ from evaluation.parsing import parse_choice
         ("**Choice:** [6]", 6),
         ("**Choice: 4**", 4),
         ("Choice - (1)", 1),
-        ("Choice：[3]", 3),
+        ("Choice\uff1a[3]", 3),
         ("Step 1: two hands. Choice: [4]\nMaybe 6 later", 4),
     ],
 )

@@ -158,9 +158,10 @@ def test_a_model_agent_sees_the_previous_and_current_frames_as_png():
     )
     assert record["status"] == "completed"
     assert [len(images) for images in client.seen_images[:3]] == [1, 2, 2]
-    first, second = client.seen_images[1]
+    first, current = client.seen_images[1]
     assert first.png.startswith(b"\x89PNG") and (first.width, first.height) == (32, 32)
     assert first.png == client.seen_images[0][0].png  # the previous view is the earlier frame
+    assert current.png != first.png
     assert record["steps"][0]["frame_key"] != record["steps"][1]["frame_key"]
     assert verify_bundle_record(record) == []
 
