@@ -37,6 +37,7 @@ test-fast: install
 
 bench: install
 	$(BIN)/python -m benchmarks.render
+	$(BIN)/python -m benchmarks.engine
 
 lint: install
 	$(BIN)/ruff check .

@@ -837,4 +837,9 @@ def make_client(
         )
     if provider not in PROVIDERS:
         raise ValueError(f"unknown provider {provider!r} in {spec!r}; valid providers: {valid}")
-    return PROVIDERS[provider](model, base_url=base_url, params=params)
+    return PROVIDERS[provider](model, base_url=base_url, params=params, sleep=_sleep)
+
+
+def _sleep(seconds: float) -> None:
+    """Wait between retries; ``time.sleep`` is looked up on each call so tests can stub it."""
+    time.sleep(seconds)
