@@ -33,8 +33,14 @@ class AgentSpecError(ValueError):
 
 
 def data_dir() -> Path:
-    """Return the data directory: ``MIRRORBENCH_DATA_DIR`` or ``var/`` under the current one."""
-    return Path(os.environ.get("MIRRORBENCH_DATA_DIR") or "var").expanduser()
+    """Return the data directory: ``MIRRORBENCH_DATA_DIR``, else ``var/`` in the repository root
+    (the site's default too), else ``var/`` in the current directory for an installed package.
+    """
+    configured = os.environ.get("MIRRORBENCH_DATA_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    root = Path(__file__).resolve().parent.parent
+    return (root if (root / "manage.py").exists() else Path.cwd()) / "var"
 
 
 def make_agent_factory(

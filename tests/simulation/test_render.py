@@ -117,3 +117,45 @@ def test_every_scene_shows_the_reflected_mark_and_hand(scene_id):
     counts = visible_pixels(get_scene(scene_id), size=256)
     assert counts["mark"] >= 4, counts
     assert counts["hand"] >= 4, counts
+
+
+@pytest.mark.parametrize("backend", ["egl", "osmesa"])
+def test_both_headless_backends_render_the_same_scene(tmp_path, backend):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / f"{backend}.png"
+    env = {**os.environ, "MUJOCO_GL": backend, "PYOPENGL_PLATFORM": backend}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluation.cli",
+            "render",
+            "--scene",
+            HUMAN.id,
+            "--out",
+            str(out),
+            "--size",
+            "64",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    from PIL import Image
+
+    image = np.asarray(Image.open(out))
+    assert image.shape == (64, 64, 3) and image.std() > 10
+
+
+def test_without_a_choice_egl_is_preferred(monkeypatch):
+    from simulation.render import headless_backend
+
+    monkeypatch.delenv("MUJOCO_GL", raising=False)
+    assert headless_backend() == "egl"
+    monkeypatch.setenv("MUJOCO_GL", "osmesa")
+    assert headless_backend() == "osmesa"
