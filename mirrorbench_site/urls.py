@@ -1,8 +1,10 @@
 """URL routes of the site."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("leaderboard.api_urls")),
+    path("", include("leaderboard.urls")),
 ]

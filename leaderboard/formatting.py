@@ -1,0 +1,50 @@
+"""Pure formatting functions used by the templates (and tested on their own)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+METRIC_NAMES = {
+    "tsr": "Task Success Rate",
+    "sir": "Step-wise Improvement Ratio",
+    "fcr": "Final Completion Ratio",
+    "pcr": "Peak Completion Ratio",
+    "avg": "Average of the four metrics",
+}
+SOURCE_LABELS = {
+    "reported": "reported",
+    "evaluated": "evaluated here",
+    "verified": "verified upload",
+}
+KIND_LABELS = {
+    "proprietary": "proprietary",
+    "open-weights": "open weights",
+    "baseline": "baseline",
+    "human": "human",
+}
+
+
+def metric(value: Any) -> str:
+    """Return a metric with 3 decimals (the paper's precision), or an em dash when absent."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "\u2014"
+    return f"{float(value):.3f}"
+
+
+def params(value: Any) -> str:
+    """Return a parameter count in billions ("72B", "0.5B"), or an em dash when unknown."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "\u2014"
+    return f"{float(value):g}B"
+
+
+def interval(ci: Any, episodes: Any = None) -> str:
+    """Return a hover text for a confidence interval and its episode count."""
+    if not ci:
+        return ""
+    low, high = ci
+    text = f"95% CI {low:.3f} to {high:.3f}"
+    if episodes:
+        text += f" over {episodes} episodes"
+    return text

@@ -1,0 +1,234 @@
+"""Leaderboard data: model entries, benchmark versions, scenes, runs, episodes, steps, scores.
+
+Rows hold data and single-row rules only; writes go through ``leaderboard.services`` and
+reads through ``leaderboard.selectors``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ModelEntry(models.Model):
+    """A model (or a baseline, or the human reference) that appears on the leaderboard."""
+
+    class Kind(models.TextChoices):
+        PROPRIETARY = "proprietary", "Proprietary"
+        OPEN_WEIGHTS = "open-weights", "Open weights"
+        BASELINE = "baseline", "Baseline"
+        HUMAN = "human", "Human"
+
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=200, unique=True)
+    organisation = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    params_b = models.FloatField(
+        null=True, blank=True, help_text="Parameter count in billions, where known."
+    )
+    links = models.JSONField(default=list, blank=True, help_text='[{"label": ..., "url": ...}]')
+    description = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "model entries"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_mllm(self) -> bool:
+        """Proprietary and open-weights models; Table III averages over these only."""
+        return self.kind in (self.Kind.PROPRIETARY, self.Kind.OPEN_WEIGHTS)
+
+
+class BenchmarkVersion(models.Model):
+    """Scene set + prompt version + dynamics version: results are comparable within one."""
+
+    scene_set = models.CharField(max_length=20)
+    prompt_version = models.CharField(max_length=20)
+    dynamics_version = models.CharField(max_length=20)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scene_set", "prompt_version", "dynamics_version"],
+                name="unique_benchmark_version",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"scenes {self.scene_set}, prompts {self.prompt_version}, "
+            f"dynamics {self.dynamics_version}"
+        )
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "scene_set": self.scene_set,
+            "prompt_version": self.prompt_version,
+            "dynamics_version": self.dynamics_version,
+        }
+
+
+class Scene(models.Model):
+    """One scene of a benchmark version's scene set."""
+
+    benchmark = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="scenes")
+    scene_id = models.CharField(max_length=100)
+    track = models.CharField(max_length=10)
+    body = models.CharField(max_length=40)
+    hand = models.CharField(max_length=40)
+    mark = models.CharField(max_length=40)
+    d0_steps = models.PositiveSmallIntegerField()
+    max_steps = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "scene_id"], name="unique_scene_id")
+        ]
+
+    def __str__(self) -> str:
+        return self.scene_id
+
+
+class Run(models.Model):
+    """One set of results for a model entry: reported in the paper, evaluated here, or uploaded."""
+
+    class Source(models.TextChoices):
+        REPORTED = "reported", "Reported in the paper"
+        EVALUATED = "evaluated", "Evaluated here"
+        VERIFIED = "verified", "Uploaded and verified"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public"
+        PRIVATE = "private", "Private"
+
+    model_entry = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="runs")
+    benchmark = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="runs")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    source = models.CharField(max_length=20, choices=Source.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    visibility = models.CharField(
+        max_length=20, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    listed = models.BooleanField(
+        default=False,
+        help_text="Shown on the leaderboard: the newest complete public run of its model and "
+        "source.",
+    )
+    agent = models.CharField(max_length=300, blank=True)
+    citation = models.TextField(blank=True, help_text="Where reported results come from.")
+    metadata = models.JSONField(default=dict, blank=True, help_text="The results bundle's header.")
+    episodes_expected = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["listed", "source"])]
+
+    def __str__(self) -> str:
+        return f"{self.model_entry} ({self.get_source_display()}, run {self.pk})"
+
+
+class Episode(models.Model):
+    """One (scene, level) episode of a run, with its per-episode metrics."""
+
+    class Status(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        ERROR = "error", "Error (excluded)"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="episodes")
+    scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="episodes")
+    level = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices)
+    error = models.TextField(blank=True)
+    success = models.BooleanField(default=False)
+    distances = models.JSONField(default=list)
+    steps_taken = models.PositiveSmallIntegerField(default=0)
+    tsr = models.FloatField(null=True)
+    sir = models.FloatField(null=True)
+    fcr = models.FloatField(null=True)
+    pcr = models.FloatField(null=True)
+    avg = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["level", "scene_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "scene", "level"], name="unique_run_episode")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scene} L{self.level} (run {self.run_id})"
+
+
+class Step(models.Model):
+    """One step of an episode: what the model answered and what happened."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveSmallIntegerField()
+    response = models.TextField(blank=True)
+    option = models.PositiveSmallIntegerField(null=True)
+    parse_error = models.TextField(blank=True)
+    executed = models.BooleanField()
+    distance_steps = models.PositiveSmallIntegerField()
+    hand_cell = models.JSONField(default=list)
+    frame_key = models.CharField(max_length=64, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True)
+    output_tokens = models.PositiveIntegerField(null=True)
+    latency_s = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["index"]
+        constraints = [
+            models.UniqueConstraint(fields=["episode", "index"], name="unique_episode_step")
+        ]
+
+    def __str__(self) -> str:
+        return f"step {self.index} of {self.episode}"
+
+
+class RunScore(models.Model):
+    """One cell row of a run's tables: a table (level 0-3 or overall) x a track, all metrics.
+
+    Reported runs take these from the paper; evaluated runs compute them from their episodes
+    once, when results arrive (``services.run_scores_refresh``), never per request.
+    """
+
+    TABLES = ("0", "1", "2", "3", "overall")
+    TRACKS = ("human", "robot", "overall")
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
+    table = models.CharField(max_length=10)
+    track = models.CharField(max_length=10)
+    tsr = models.FloatField()
+    sir = models.FloatField()
+    fcr = models.FloatField()
+    pcr = models.FloatField()
+    avg = models.FloatField()
+    ci = models.JSONField(
+        null=True, blank=True, help_text='95% bootstrap intervals: {"tsr": [lo, hi], ...}'
+    )
+    episodes = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "table", "track"], name="unique_run_score")
+        ]
+        indexes = [models.Index(fields=["table"])]
+
+    def __str__(self) -> str:
+        return f"{self.run} table {self.table} {self.track}"

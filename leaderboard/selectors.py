@@ -1,0 +1,273 @@
+"""Reads: the leaderboard tables (pandas), Table III, model and run pages."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from django.db.models import Prefetch, QuerySet
+
+from evaluation.metrics import METRICS, TRACKS, track_table
+from leaderboard.models import Episode, ModelEntry, Run, RunScore
+
+TABLES = ("overall", "0", "1", "2", "3")
+SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
+CSV_COLUMNS = ["rank", "model", "kind", "params_b", "source", *SCORE_COLUMNS]
+SORT_KEYS = ("rank", "model", "params_b", *SCORE_COLUMNS)
+_INFO = ["run_id", "model", "slug", "kind", "params_b", "organisation", "source"]
+
+
+@dataclass(frozen=True)
+class LeaderboardFilters:
+    """What a visitor filtered and sorted by (validated by ``leaderboard.forms``)."""
+
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    params_min: float | None = None
+    params_max: float | None = None
+    q: str = ""
+    sort: str = "rank"
+    descending: bool = False
+
+
+@dataclass
+class LeaderboardTable:
+    """A ranked leaderboard: one row per listed run, plus the best and second-best marks."""
+
+    table: str
+    frame: pd.DataFrame
+    marks: dict[str, dict[int, str]] = field(default_factory=dict)
+    """column -> {run_id: "first" | "second"}"""
+    total: int = 0
+    """Rows before filtering."""
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Return the rows as dicts, with ``cells`` holding each score column's display data."""
+        rows = []
+        for record in self.frame.to_dict("records"):
+            cells = []
+            for column in SCORE_COLUMNS:
+                value = record[column]
+                ci = record.get(f"{column}_ci")
+                cells.append(
+                    {
+                        "column": column,
+                        "value": None if _missing(value) else value,
+                        "mark": self.marks.get(column, {}).get(record["run_id"], ""),
+                        "ci": ci if isinstance(ci, list | tuple) else None,
+                        "episodes": record.get(f"{column.split('_')[0]}_episodes"),
+                    }
+                )
+            rows.append({**{k: record[k] for k in ("rank", *_INFO)}, "cells": cells})
+        return rows
+
+    def csv(self) -> str:
+        """Return the table as CSV, numbers with 3 decimals, as on the page."""
+        frame = self.frame[CSV_COLUMNS].copy()
+        frame["params_b"] = frame["params_b"].map(lambda v: "" if _missing(v) else f"{v:g}")
+        return frame.to_csv(index=False, float_format="%.3f", lineterminator="\n")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _public_scores(table: str) -> QuerySet[RunScore]:
+    return RunScore.objects.filter(
+        table=table, run__listed=True, run__visibility=Run.Visibility.PUBLIC
+    )
+
+
+def leaderboard_frame(*, table: str) -> pd.DataFrame:
+    """Return one wide row per listed public run: model info and every score column.
+
+    One query: the scores of ``table`` joined with their runs and model entries.
+    """
+    values = _public_scores(table).values(
+        "run_id",
+        "track",
+        *METRICS,
+        "ci",
+        "episodes",
+        "run__source",
+        "run__model_entry__name",
+        "run__model_entry__slug",
+        "run__model_entry__kind",
+        "run__model_entry__params_b",
+        "run__model_entry__organisation",
+    )
+    wide: dict[int, dict[str, Any]] = {}
+    for v in values:
+        row = wide.setdefault(
+            v["run_id"],
+            {
+                "run_id": v["run_id"],
+                "model": v["run__model_entry__name"],
+                "slug": v["run__model_entry__slug"],
+                "kind": v["run__model_entry__kind"],
+                "params_b": v["run__model_entry__params_b"],
+                "organisation": v["run__model_entry__organisation"],
+                "source": v["run__source"],
+            },
+        )
+        track = v["track"]
+        row[f"{track}_episodes"] = v["episodes"]
+        for metric in METRICS:
+            row[f"{track}_{metric}"] = v[metric]
+            if v["ci"]:
+                row[f"{track}_{metric}_ci"] = v["ci"].get(metric)
+    frame = pd.DataFrame(list(wide.values()), columns=[*_INFO, *SCORE_COLUMNS])
+    extra = pd.DataFrame(list(wide.values()))
+    for column in extra.columns:
+        if column not in frame.columns:
+            frame[column] = extra[column]
+    return frame
+
+
+def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    if filters.kinds:
+        mask &= frame["kind"].isin(filters.kinds)
+    if filters.sources:
+        mask &= frame["source"].isin(filters.sources)
+    if filters.params_min is not None:
+        mask &= frame["params_b"].ge(filters.params_min).fillna(False).astype(bool)
+    if filters.params_max is not None:
+        mask &= frame["params_b"].le(filters.params_max).fillna(False).astype(bool)
+    if filters.q:
+        needle = filters.q.lower()
+        mask &= frame["model"].str.lower().str.contains(needle, regex=False) | frame[
+            "organisation"
+        ].str.lower().str.contains(needle, regex=False)
+    return frame[mask]
+
+
+def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
+    """Mark the highest and second-highest value of each column, as the paper does.
+
+    The human reference is not a competitor: it is never marked and never takes a mark.
+    """
+    contenders = frame[frame["kind"] != ModelEntry.Kind.HUMAN]
+    marks: dict[str, dict[int, str]] = {}
+    for column in SCORE_COLUMNS:
+        values = contenders[column].dropna().round(3)
+        ranked = sorted(set(values), reverse=True)[:2]
+        column_marks: dict[int, str] = {}
+        for run_id, value in zip(contenders.loc[values.index, "run_id"], values, strict=True):
+            if ranked and value == ranked[0]:
+                column_marks[int(run_id)] = "first"
+            elif len(ranked) > 1 and value == ranked[1]:
+                column_marks[int(run_id)] = "second"
+        marks[column] = column_marks
+    return marks
+
+
+def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
+    """Return the ranked, filtered and sorted leaderboard for ``table`` (overall or a level)."""
+    if table not in TABLES:
+        raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
+    frame = leaderboard_frame(table=table)
+    total = len(frame)
+    frame = _filtered(frame, filters)
+    frame = frame.sort_values(["overall_avg", "model"], ascending=[False, True], na_position="last")
+    frame.insert(0, "rank", frame["overall_avg"].rank(method="min", ascending=False))
+    frame["rank"] = frame["rank"].map(lambda r: None if _missing(r) else int(r))
+    if filters.sort != "rank":
+        frame = frame.sort_values(
+            [filters.sort, "model"],
+            ascending=[not filters.descending, True],
+            na_position="last",
+            kind="stable",
+        )
+    elif filters.descending:
+        frame = frame.iloc[::-1]
+    return LeaderboardTable(table, frame.reset_index(drop=True), _marks(frame), total)
+
+
+def level_tables_by_run(
+    *, kinds: Sequence[str] = (), sources: Sequence[str] = ()
+) -> dict[int, dict[str, Any]]:
+    """Return {run id: {level: {track: scores}}} for listed public runs with level tables."""
+    scores = RunScore.objects.filter(
+        run__listed=True, run__visibility=Run.Visibility.PUBLIC, table__in=["0", "1", "2", "3"]
+    )
+    if kinds:
+        scores = scores.filter(run__model_entry__kind__in=kinds)
+    if sources:
+        scores = scores.filter(run__source__in=sources)
+    tables: dict[int, dict[str, Any]] = {}
+    for s in scores.values("run_id", "table", "track", *METRICS):
+        level = tables.setdefault(s["run_id"], {}).setdefault(s["table"], {})
+        level[s["track"]] = {m: s[m] for m in METRICS}
+    return {run: t for run, t in tables.items() if len(t) == 4}
+
+
+@dataclass
+class TracksPage:
+    """Table III and the per-model Human minus Robot gaps."""
+
+    table_iii: dict[str, dict[str, float | None]]
+    models: int
+    gaps: list[dict[str, Any]]
+
+
+def tracks_page(*, sources: Sequence[str] = ()) -> TracksPage:
+    """Return Table III (mean AVG over MLLM results by level and track) and per-model gaps."""
+    mllm = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
+    by_run = level_tables_by_run(kinds=mllm, sources=sources)
+    table_iii = track_table({str(run): tables for run, tables in by_run.items()}) if by_run else {}
+    all_runs = level_tables_by_run(sources=sources)
+    runs = Run.objects.filter(pk__in=all_runs).select_related("model_entry")
+    gaps = []
+    for run in runs:
+        levels = all_runs[run.pk]
+        per_level = {
+            level: levels[level]["human"]["avg"] - levels[level]["robot"]["avg"]
+            for level in ("0", "1", "2", "3")
+        }
+        gaps.append(
+            {
+                "model": run.model_entry.name,
+                "slug": run.model_entry.slug,
+                "kind": run.model_entry.kind,
+                "source": run.source,
+                "levels": per_level,
+                "mean": sum(per_level.values()) / 4,
+            }
+        )
+    gaps.sort(key=lambda g: -g["mean"])
+    return TracksPage(table_iii, len(by_run), gaps)
+
+
+def model_entry_detail(*, slug: str) -> ModelEntry:
+    """Return a model entry with its public runs and their scores (three queries)."""
+    runs = Run.objects.filter(visibility=Run.Visibility.PUBLIC).prefetch_related(
+        Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
+    )
+    return ModelEntry.objects.prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
+
+
+def run_tables(run: Run) -> list[dict[str, Any]]:
+    """Return a run's tables in page order: levels 0-3, then overall, each with 3 track rows."""
+    by_table: dict[str, dict[str, RunScore]] = {}
+    for score in run.scores.all():
+        by_table.setdefault(score.table, {})[score.track] = score
+    tables = []
+    for table in ("0", "1", "2", "3", "overall"):
+        if table in by_table:
+            title = "Overall (Table II)" if table == "overall" else f"Level {table}"
+            tables.append(
+                {"table": table, "title": title, "rows": [by_table[table].get(t) for t in TRACKS]}
+            )
+    return tables
+
+
+def run_episodes(*, run_id: int) -> tuple[Run, QuerySet[Episode]]:
+    """Return a public run and its episodes with their scenes (two queries when iterated)."""
+    run = Run.objects.select_related("model_entry", "benchmark").get(
+        pk=run_id, visibility=Run.Visibility.PUBLIC
+    )
+    return run, run.episodes.select_related("scene").order_by("level", "scene_id")

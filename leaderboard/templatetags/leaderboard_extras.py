@@ -1,0 +1,44 @@
+"""Template filters: thin wrappers over ``leaderboard.formatting``."""
+
+from typing import Any
+
+from django import template
+
+from leaderboard import formatting
+
+register = template.Library()
+
+
+@register.filter
+def metric(value: Any) -> str:
+    return formatting.metric(value)
+
+
+@register.filter
+def params(value: Any) -> str:
+    return formatting.params(value)
+
+
+@register.filter
+def source_label(value: str) -> str:
+    return formatting.SOURCE_LABELS.get(value, value)
+
+
+@register.filter
+def kind_label(value: str) -> str:
+    return formatting.KIND_LABELS.get(value, value)
+
+
+@register.filter
+def metric_name(value: str) -> str:
+    return formatting.METRIC_NAMES.get(value, value)
+
+
+@register.simple_tag
+def ci_title(ci: Any, episodes: Any = None) -> str:
+    return formatting.interval(ci, episodes)
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if mapping else None

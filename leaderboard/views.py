@@ -1,0 +1,144 @@
+"""Pages and CSV downloads: validate the query, call one selector, render."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from evaluation.metrics import METRICS, TRACKS
+from leaderboard.forms import LeaderboardQueryForm
+from leaderboard.models import ModelEntry, Run
+from leaderboard.selectors import (
+    SCORE_COLUMNS,
+    leaderboard_table,
+    model_entry_detail,
+    run_episodes,
+    run_tables,
+    tracks_page,
+)
+
+TABS = [("overall", "Overall"), ("0", "Level 0"), ("1", "Level 1"), ("2", "Level 2"), ("3", "Level 3")]
+LEVEL_TITLES = {
+    "overall": "Overall results (Table II): the mean of the four levels",
+    "0": "Level 0 (Table IV): mirror disclosed, with a reasoning template",
+    "1": "Level 1 (Table V): mirror disclosed, no template",
+    "2": "Level 2 (Table VI): the mirror is never mentioned",
+    "3": "Level 3 (Table VII): neither the mirror nor the body is mentioned",
+}
+
+
+def _bad_request(request: HttpRequest, form: LeaderboardQueryForm) -> HttpResponse:
+    return render(
+        request, "leaderboard/bad_request.html", {"errors": form.errors.items()}, status=400
+    )
+
+
+def _csv_bad_request(form: LeaderboardQueryForm) -> HttpResponse:
+    return HttpResponse(form.error_text() + "\n", status=400, content_type="text/plain")
+
+
+def _csv_url(table: str) -> str:
+    return "/leaderboard/overall.csv" if table == "overall" else f"/leaderboard/level-{table}.csv"
+
+
+def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpResponse:
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    filters = form.filters()
+    board = leaderboard_table(table=table, filters=filters)
+    context = {
+        "form": form,
+        "filters": filters,
+        "table": table,
+        "title": LEVEL_TITLES[table],
+        "tabs": TABS,
+        "rows": board.rows(),
+        "shown": len(board.frame),
+        "total": board.total,
+        "tracks": TRACKS,
+        "metrics": METRICS,
+        "columns": SCORE_COLUMNS,
+        "csv_url": _csv_url(table),
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "leaderboard/table.html", context)
+
+
+def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpResponse:
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return _csv_bad_request(form)
+    board = leaderboard_table(table=table, filters=form.filters())
+    name = "overall" if table == "overall" else f"level-{table}"
+    response = HttpResponse(board.csv(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="mirrorbench-{name}.csv"'
+    return response
+
+
+def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...]]:
+    form = LeaderboardQueryForm(request.GET)
+    sources = tuple(form.cleaned_data.get("source") or ()) if form.is_valid() else ()
+    return form, sources
+
+
+def tracks(request: HttpRequest) -> HttpResponse:
+    form, sources = _tracks_sources(request)
+    if form.errors:
+        return _bad_request(request, form)
+    page = tracks_page(sources=sources)
+    context = {
+        "page": page,
+        "form": form,
+        "levels": ["0", "1", "2", "3"],
+        "tabs": TABS,
+        "table": "tracks",
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "leaderboard/tracks.html", context)
+
+
+def tracks_csv(request: HttpRequest) -> HttpResponse:
+    form, sources = _tracks_sources(request)
+    if form.errors:
+        return _csv_bad_request(form)
+    page = tracks_page(sources=sources)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["level", "human", "robot", "overall"])
+    for level in ("0", "1", "2", "3", "avg"):
+        cells = page.table_iii.get(level) or {}
+        writer.writerow(
+            [level, *(f"{v:.3f}" if (v := cells.get(t)) is not None else "" for t in TRACKS)]
+        )
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="mirrorbench-tracks.csv"'
+    return response
+
+
+def model_page(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        entry = model_entry_detail(slug=slug)
+    except ModelEntry.DoesNotExist:
+        raise Http404(f"no model entry {slug!r}") from None
+    runs = [{"run": run, "tables": run_tables(run)} for run in entry.runs.all()]
+    return render(
+        request,
+        "leaderboard/model.html",
+        {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS},
+    )
+
+
+def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        run, episodes = run_episodes(run_id=run_id)
+    except Run.DoesNotExist:
+        raise Http404(f"no public run {run_id}") from None
+    return render(request, "leaderboard/run.html", {"run": run, "episodes": episodes})
+
+
+def about(request: HttpRequest) -> HttpResponse:
+    return render(request, "leaderboard/about.html", {"metrics": METRICS})
