@@ -61,7 +61,8 @@ class LeaderboardTable:
                         "episodes": record.get(f"{column.split('_')[0]}_episodes"),
                     }
                 )
-            rows.append({**{k: record[k] for k in ("rank", *_INFO)}, "cells": cells})
+            info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
+            rows.append({**info, "cells": cells})
         return rows
 
     def csv(self) -> str:

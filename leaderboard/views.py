@@ -20,7 +20,13 @@ from leaderboard.selectors import (
     tracks_page,
 )
 
-TABS = [("overall", "Overall"), ("0", "Level 0"), ("1", "Level 1"), ("2", "Level 2"), ("3", "Level 3")]
+TABS = [
+    ("overall", "Overall"),
+    ("0", "Level 0"),
+    ("1", "Level 1"),
+    ("2", "Level 2"),
+    ("3", "Level 3"),
+]
 LEVEL_TITLES = {
     "overall": "Overall results (Table II): the mean of the four levels",
     "0": "Level 0 (Table IV): mirror disclosed, with a reasoning template",

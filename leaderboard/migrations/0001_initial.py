@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,156 +14,339 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ModelEntry',
+            name="ModelEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('slug', models.SlugField(max_length=200, unique=True)),
-                ('organisation', models.CharField(blank=True, max_length=200)),
-                ('kind', models.CharField(choices=[('proprietary', 'Proprietary'), ('open-weights', 'Open weights'), ('baseline', 'Baseline'), ('human', 'Human')], max_length=20)),
-                ('params_b', models.FloatField(blank=True, help_text='Parameter count in billions, where known.', null=True)),
-                ('links', models.JSONField(blank=True, default=list, help_text='[{"label": ..., "url": ...}]')),
-                ('description', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("slug", models.SlugField(max_length=200, unique=True)),
+                ("organisation", models.CharField(blank=True, max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("proprietary", "Proprietary"),
+                            ("open-weights", "Open weights"),
+                            ("baseline", "Baseline"),
+                            ("human", "Human"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "params_b",
+                    models.FloatField(
+                        blank=True, help_text="Parameter count in billions, where known.", null=True
+                    ),
+                ),
+                (
+                    "links",
+                    models.JSONField(
+                        blank=True, default=list, help_text='[{"label": ..., "url": ...}]'
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'model entries',
-                'ordering': ['name'],
+                "verbose_name_plural": "model entries",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='BenchmarkVersion',
+            name="BenchmarkVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scene_set', models.CharField(max_length=20)),
-                ('prompt_version', models.CharField(max_length=20)),
-                ('dynamics_version', models.CharField(max_length=20)),
-                ('created', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("scene_set", models.CharField(max_length=20)),
+                ("prompt_version", models.CharField(max_length=20)),
+                ("dynamics_version", models.CharField(max_length=20)),
+                ("created", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('scene_set', 'prompt_version', 'dynamics_version'), name='unique_benchmark_version')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("scene_set", "prompt_version", "dynamics_version"),
+                        name="unique_benchmark_version",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('reported', 'Reported in the paper'), ('evaluated', 'Evaluated here'), ('verified', 'Uploaded and verified')], max_length=20)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=20)),
-                ('visibility', models.CharField(choices=[('public', 'Public'), ('private', 'Private')], default='public', max_length=20)),
-                ('listed', models.BooleanField(default=False, help_text='Shown on the leaderboard: the newest complete public run of its model and source.')),
-                ('agent', models.CharField(blank=True, max_length=300)),
-                ('citation', models.TextField(blank=True, help_text='Where reported results come from.')),
-                ('metadata', models.JSONField(blank=True, default=dict, help_text="The results bundle's header.")),
-                ('episodes_expected', models.PositiveIntegerField(default=0)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('finished', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='leaderboard.benchmarkversion')),
-                ('model_entry', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='leaderboard.modelentry')),
-                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("reported", "Reported in the paper"),
+                            ("evaluated", "Evaluated here"),
+                            ("verified", "Uploaded and verified"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[("public", "Public"), ("private", "Private")],
+                        default="public",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "listed",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Shown on the leaderboard: the newest complete public run of its model and source.",
+                    ),
+                ),
+                ("agent", models.CharField(blank=True, max_length=300)),
+                (
+                    "citation",
+                    models.TextField(blank=True, help_text="Where reported results come from."),
+                ),
+                (
+                    "metadata",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="The results bundle's header."
+                    ),
+                ),
+                ("episodes_expected", models.PositiveIntegerField(default=0)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("finished", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="leaderboard.benchmarkversion",
+                    ),
+                ),
+                (
+                    "model_entry",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="leaderboard.modelentry",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created'],
+                "ordering": ["-created"],
             },
         ),
         migrations.CreateModel(
-            name='RunScore',
+            name="RunScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('table', models.CharField(max_length=10)),
-                ('track', models.CharField(max_length=10)),
-                ('tsr', models.FloatField()),
-                ('sir', models.FloatField()),
-                ('fcr', models.FloatField()),
-                ('pcr', models.FloatField()),
-                ('avg', models.FloatField()),
-                ('ci', models.JSONField(blank=True, help_text='95% bootstrap intervals: {"tsr": [lo, hi], ...}', null=True)),
-                ('episodes', models.PositiveIntegerField(blank=True, null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='leaderboard.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("table", models.CharField(max_length=10)),
+                ("track", models.CharField(max_length=10)),
+                ("tsr", models.FloatField()),
+                ("sir", models.FloatField()),
+                ("fcr", models.FloatField()),
+                ("pcr", models.FloatField()),
+                ("avg", models.FloatField()),
+                (
+                    "ci",
+                    models.JSONField(
+                        blank=True,
+                        help_text='95% bootstrap intervals: {"tsr": [lo, hi], ...}',
+                        null=True,
+                    ),
+                ),
+                ("episodes", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="scores",
+                        to="leaderboard.run",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Scene',
+            name="Scene",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scene_id', models.CharField(max_length=100)),
-                ('track', models.CharField(max_length=10)),
-                ('body', models.CharField(max_length=40)),
-                ('hand', models.CharField(max_length=40)),
-                ('mark', models.CharField(max_length=40)),
-                ('d0_steps', models.PositiveSmallIntegerField()),
-                ('max_steps', models.PositiveSmallIntegerField()),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scenes', to='leaderboard.benchmarkversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("scene_id", models.CharField(max_length=100)),
+                ("track", models.CharField(max_length=10)),
+                ("body", models.CharField(max_length=40)),
+                ("hand", models.CharField(max_length=40)),
+                ("mark", models.CharField(max_length=40)),
+                ("d0_steps", models.PositiveSmallIntegerField()),
+                ("max_steps", models.PositiveSmallIntegerField()),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="scenes",
+                        to="leaderboard.benchmarkversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Episode',
+            name="Episode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('level', models.PositiveSmallIntegerField()),
-                ('status', models.CharField(choices=[('completed', 'Completed'), ('error', 'Error (excluded)')], max_length=20)),
-                ('error', models.TextField(blank=True)),
-                ('success', models.BooleanField(default=False)),
-                ('distances', models.JSONField(default=list)),
-                ('steps_taken', models.PositiveSmallIntegerField(default=0)),
-                ('tsr', models.FloatField(null=True)),
-                ('sir', models.FloatField(null=True)),
-                ('fcr', models.FloatField(null=True)),
-                ('pcr', models.FloatField(null=True)),
-                ('avg', models.FloatField(null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='episodes', to='leaderboard.run')),
-                ('scene', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='episodes', to='leaderboard.scene')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("level", models.PositiveSmallIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("completed", "Completed"), ("error", "Error (excluded)")],
+                        max_length=20,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("success", models.BooleanField(default=False)),
+                ("distances", models.JSONField(default=list)),
+                ("steps_taken", models.PositiveSmallIntegerField(default=0)),
+                ("tsr", models.FloatField(null=True)),
+                ("sir", models.FloatField(null=True)),
+                ("fcr", models.FloatField(null=True)),
+                ("pcr", models.FloatField(null=True)),
+                ("avg", models.FloatField(null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="episodes",
+                        to="leaderboard.run",
+                    ),
+                ),
+                (
+                    "scene",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="episodes",
+                        to="leaderboard.scene",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['level', 'scene_id'],
+                "ordering": ["level", "scene_id"],
             },
         ),
         migrations.CreateModel(
-            name='Step',
+            name="Step",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveSmallIntegerField()),
-                ('response', models.TextField(blank=True)),
-                ('option', models.PositiveSmallIntegerField(null=True)),
-                ('parse_error', models.TextField(blank=True)),
-                ('executed', models.BooleanField()),
-                ('distance_steps', models.PositiveSmallIntegerField()),
-                ('hand_cell', models.JSONField(default=list)),
-                ('frame_key', models.CharField(blank=True, max_length=64)),
-                ('input_tokens', models.PositiveIntegerField(null=True)),
-                ('output_tokens', models.PositiveIntegerField(null=True)),
-                ('latency_s', models.FloatField(null=True)),
-                ('episode', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='leaderboard.episode')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveSmallIntegerField()),
+                ("response", models.TextField(blank=True)),
+                ("option", models.PositiveSmallIntegerField(null=True)),
+                ("parse_error", models.TextField(blank=True)),
+                ("executed", models.BooleanField()),
+                ("distance_steps", models.PositiveSmallIntegerField()),
+                ("hand_cell", models.JSONField(default=list)),
+                ("frame_key", models.CharField(blank=True, max_length=64)),
+                ("input_tokens", models.PositiveIntegerField(null=True)),
+                ("output_tokens", models.PositiveIntegerField(null=True)),
+                ("latency_s", models.FloatField(null=True)),
+                (
+                    "episode",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="steps",
+                        to="leaderboard.episode",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['index'],
+                "ordering": ["index"],
             },
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['listed', 'source'], name='leaderboard_listed_cae29b_idx'),
+            model_name="run",
+            index=models.Index(fields=["listed", "source"], name="leaderboard_listed_cae29b_idx"),
         ),
         migrations.AddIndex(
-            model_name='runscore',
-            index=models.Index(fields=['table'], name='leaderboard_table_f04524_idx'),
+            model_name="runscore",
+            index=models.Index(fields=["table"], name="leaderboard_table_f04524_idx"),
         ),
         migrations.AddConstraint(
-            model_name='runscore',
-            constraint=models.UniqueConstraint(fields=('run', 'table', 'track'), name='unique_run_score'),
+            model_name="runscore",
+            constraint=models.UniqueConstraint(
+                fields=("run", "table", "track"), name="unique_run_score"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scene',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'scene_id'), name='unique_scene_id'),
+            model_name="scene",
+            constraint=models.UniqueConstraint(
+                fields=("benchmark", "scene_id"), name="unique_scene_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='episode',
-            constraint=models.UniqueConstraint(fields=('run', 'scene', 'level'), name='unique_run_episode'),
+            model_name="episode",
+            constraint=models.UniqueConstraint(
+                fields=("run", "scene", "level"), name="unique_run_episode"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='step',
-            constraint=models.UniqueConstraint(fields=('episode', 'index'), name='unique_episode_step'),
+            model_name="step",
+            constraint=models.UniqueConstraint(
+                fields=("episode", "index"), name="unique_episode_step"
+            ),
         ),
     ]

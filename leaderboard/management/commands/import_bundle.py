@@ -44,7 +44,9 @@ class Command(BaseCommand):
                 entry.delete()
             for problem in exc.problems:
                 self.stderr.write(problem)
-            raise CommandError(f"{options['bundle']} does not verify; nothing was imported") from None
+            raise CommandError(
+                f"{options['bundle']} does not verify; nothing was imported"
+            ) from None
         self.stdout.write(
             f"Imported run {imported.run.pk} of {entry.name}: {imported.episodes} episodes"
         )

@@ -18,4 +18,6 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         count = reference_results_load(path=options["fixture"])
-        self.stdout.write(f"Loaded the paper's results for {count} models from {options['fixture']}")
+        self.stdout.write(
+            f"Loaded the paper's results for {count} models from {options['fixture']}"
+        )
