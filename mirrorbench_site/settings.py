@@ -118,7 +118,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MirrorBench API",
-    "DESCRIPTION": "Read-only access to the MirrorBench leaderboard: models, tables, runs, episodes.",
+    "DESCRIPTION": (
+        "Read-only access to the MirrorBench leaderboard: models, tables, runs, episodes."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI from the sidecar package: no CDN, the docs work offline.
