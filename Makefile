@@ -24,10 +24,16 @@ $(STAMP): pyproject.toml
 system-deps:
 	@bash scripts/system-deps.sh
 
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
 run: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
+	$(BIN)/python manage.py load_reference_results
+	@test -f $(DATA_DIR)/gallery/index.html || $(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
 	@echo "Scene gallery: $(DATA_DIR)/gallery/index.html"
+	@echo "Leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
+	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -58,7 +58,7 @@ class LeaderboardTable:
                         "value": None if _missing(value) else value,
                         "mark": self.marks.get(column, {}).get(record["run_id"], ""),
                         "ci": ci if isinstance(ci, list | tuple) else None,
-                        "episodes": record.get(f"{column.split('_')[0]}_episodes"),
+                        "episodes": _count(record.get(f"{column.split('_')[0]}_episodes")),
                     }
                 )
             info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
@@ -70,6 +70,10 @@ class LeaderboardTable:
         frame = self.frame[CSV_COLUMNS].copy()
         frame["params_b"] = frame["params_b"].map(lambda v: "" if _missing(v) else f"{v:g}")
         return frame.to_csv(index=False, float_format="%.3f", lineterminator="\n")
+
+
+def _count(value: Any) -> int | None:
+    return None if _missing(value) else int(value)
 
 
 def _missing(value: Any) -> bool:
