@@ -44,6 +44,7 @@ test-fast: install
 bench: install
 	$(BIN)/python -m benchmarks.render
 	$(BIN)/python -m benchmarks.engine
+	$(BIN)/python -m benchmarks.leaderboard
 
 lint: install
 	$(BIN)/ruff check .

@@ -11,6 +11,7 @@ import pandas as pd
 from django.db.models import Prefetch, QuerySet
 
 from evaluation.metrics import METRICS, TRACKS, track_table
+from leaderboard.formatting import score_cell
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 
 TABLES = ("overall", "0", "1", "2", "3")
@@ -45,21 +46,21 @@ class LeaderboardTable:
     """Rows before filtering."""
 
     def rows(self) -> list[dict[str, Any]]:
-        """Return the rows as dicts, with ``cells`` holding each score column's display data."""
+        """Return the rows as dicts, with ``cells`` holding each score column's ``<td>``."""
         rows = []
         for record in self.frame.to_dict("records"):
             cells = []
-            for column in SCORE_COLUMNS:
+            for i, column in enumerate(SCORE_COLUMNS):
                 value = record[column]
                 ci = record.get(f"{column}_ci")
                 cells.append(
-                    {
-                        "column": column,
-                        "value": None if _missing(value) else value,
-                        "mark": self.marks.get(column, {}).get(record["run_id"], ""),
-                        "ci": ci if isinstance(ci, list | tuple) else None,
-                        "episodes": _count(record.get(f"{column.split('_')[0]}_episodes")),
-                    }
+                    score_cell(
+                        None if _missing(value) else value,
+                        mark=self.marks.get(column, {}).get(record["run_id"], ""),
+                        ci=ci if isinstance(ci, list | tuple) else None,
+                        episodes=_count(record.get(f"{column.split('_')[0]}_episodes")),
+                        group_start=i % len(METRICS) == 0,
+                    )
                 )
             info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
             rows.append({**info, "cells": cells})
