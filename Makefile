@@ -9,7 +9,7 @@ SIZE ?= 512
 export MUJOCO_GL ?= egl
 export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
 
-.PHONY: install system-deps run test test-fast bench lint format typecheck migrations-check gallery clean
+.PHONY: install system-deps test-deps run test test-fast bench lint format typecheck migrations-check gallery clean
 
 install: $(STAMP)
 
@@ -35,8 +35,11 @@ run: install
 	@echo "Leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
-test: install
+test: install test-deps
 	$(BIN)/python -m pytest -q
+
+test-deps:
+	@bash scripts/test-deps.sh
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# System packages the test suite uses as real parts: Debian's Chromium for the browser tests.
+# Installed when missing and we are root or have sudo; otherwise the command is printed and the
+# browser tests skip themselves with that reason.
+set -euo pipefail
+packages=(chromium)
+missing=()
+command -v dpkg-query >/dev/null 2>&1 || exit 0
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  echo "test-deps: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive bash -c "$cmd" >/dev/null
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  echo "test-deps: installing ${missing[*]} with sudo"
+  sudo DEBIAN_FRONTEND=noninteractive bash -c "$cmd" >/dev/null
+else
+  echo "test-deps: the browser tests need: ${missing[*]}. Run as root: $cmd" >&2
+fi
