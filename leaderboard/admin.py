@@ -28,7 +28,7 @@ class SceneAdmin(admin.ModelAdmin):
 class RunScoreInline(admin.TabularInline):
     model = RunScore
     extra = 0
-    fields = ["table", "track", "tsr", "sir", "fcr", "pcr", "avg", "episodes"]
+    fields = ("table", "track", "tsr", "sir", "fcr", "pcr", "avg", "episodes")
     readonly_fields = fields
 
 
