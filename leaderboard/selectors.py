@@ -154,7 +154,8 @@ def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
 def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
     """Mark the highest and second-highest value of each column, as the paper does.
 
-    The human reference is not a competitor: it is never marked and never takes a mark.
+    The human reference is not a competitor: it is never marked and never takes a mark. A
+    column where every row has the same value gets no mark.
     """
     contenders = frame[frame["kind"] != ModelEntry.Kind.HUMAN]
     marks: dict[str, dict[int, str]] = {}
@@ -162,6 +163,10 @@ def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
         values = contenders[column].dropna().round(3)
         ranked = sorted(set(values), reverse=True)[:2]
         column_marks: dict[int, str] = {}
+        if len(ranked) < 2:
+            # Every row ties (e.g. TSR 0.000 everywhere at level 3): a mark would say nothing.
+            marks[column] = column_marks
+            continue
         for run_id, value in zip(contenders.loc[values.index, "run_id"], values, strict=True):
             if ranked and value == ranked[0]:
                 column_marks[int(run_id)] = "first"

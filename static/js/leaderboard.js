@@ -1,10 +1,35 @@
 // MirrorBench: small progressive enhancements. Every page works without JavaScript.
 (function () {
   "use strict";
-  // Apply a filter as soon as a checkbox changes; text and number inputs wait for Enter/Apply.
+  // The checkbox that submitted the form, so that focus returns to it on the new page
+  // instead of jumping to the top (keyboard and screen-reader users would lose their place).
+  var FOCUS_KEY = "mirrorbench:filter-focus";
+
+  function remember(box) {
+    try { sessionStorage.setItem(FOCUS_KEY, box.name + "=" + box.value); } catch (e) { /* storage off */ }
+  }
+
+  function restoreFocus() {
+    var saved = null;
+    try {
+      saved = sessionStorage.getItem(FOCUS_KEY);
+      sessionStorage.removeItem(FOCUS_KEY);
+    } catch (e) { return; }
+    if (!saved) { return; }
+    var cut = saved.indexOf("=");
+    var name = saved.slice(0, cut), value = saved.slice(cut + 1);
+    document.querySelectorAll('form.filters input[type="checkbox"]').forEach(function (box) {
+      if (box.name === name && box.value === value) { box.focus(); }
+    });
+  }
+
   document.querySelectorAll("form.filters").forEach(function (form) {
+    // Apply a filter as soon as a checkbox changes; text and number inputs wait for Enter/Apply.
     form.querySelectorAll('input[type="checkbox"]').forEach(function (box) {
-      box.addEventListener("change", function () { form.requestSubmit(); });
+      box.addEventListener("change", function () {
+        remember(box);
+        if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
+      });
     });
     // Leave empty fields out of the URL, so shared links and CSV links stay short.
     form.addEventListener("submit", function () {
@@ -13,4 +38,36 @@
       });
     });
   });
+
+  // Coming back with the Back button can show the page as it was left, fields still disabled.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form.filters input:disabled").forEach(function (input) {
+      input.disabled = false;
+    });
+  });
+
+  // Shade the sorted column: the server marks only its heading (th.sorted).
+  document.querySelectorAll("table.board.ranked").forEach(function (table) {
+    var heads = table.querySelectorAll("thead tr:last-child th");
+    var leading = table.querySelectorAll("thead tr:first-child th[rowspan]").length;
+    var index = Array.prototype.findIndex.call(heads, function (th) {
+      return th.classList.contains("sorted");
+    });
+    if (index < 0) { return; }
+    table.querySelectorAll("tbody tr").forEach(function (row) {
+      var cell = row.children[leading + index];
+      if (cell) { cell.classList.add("sorted"); }
+    });
+    // On a narrow screen the sorted column may lie beyond the frame: bring it beside the
+    // sticky model column, so the visitor sees what the rows are ordered by.
+    var frame = table.closest(".table-wrap");
+    var sorted = heads[index], model = table.querySelector("thead .model-col");
+    if (!frame || !model || frame.scrollWidth <= frame.clientWidth) { return; }
+    var stickyRight = model.offsetLeft + model.offsetWidth;
+    if (sorted.offsetLeft + sorted.offsetWidth > frame.scrollLeft + frame.clientWidth) {
+      frame.scrollLeft = Math.max(0, sorted.offsetLeft - stickyRight - 8);
+    }
+  });
+
+  restoreFocus();
 })();

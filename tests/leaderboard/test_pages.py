@@ -238,3 +238,12 @@ def test_pages_use_a_fixed_small_number_of_queries(client, django_assert_num_que
         client.get("/tracks/")
     with django_assert_num_queries(3):
         client.get("/models/gpt-4o-api/")
+
+
+def test_a_column_where_every_model_ties_gets_no_mark(paper):
+    from leaderboard.selectors import LeaderboardFilters, leaderboard_table
+
+    board = leaderboard_table(table="3", filters=LeaderboardFilters())
+    assert set(board.frame["human_tsr"].round(3)) == {0.0}
+    assert board.marks["human_tsr"] == {}
+    assert board.marks["overall_avg"]  # other columns are still marked
