@@ -3,7 +3,17 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from leaderboard import apis
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("models/", apis.ModelListApi.as_view(), name="api-models"),
+    path("models/<slug:slug>/", apis.ModelDetailApi.as_view(), name="api-model"),
+    path("leaderboards/<str:table>/", apis.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path("tracks/", apis.TracksApi.as_view(), name="api-tracks"),
+    path("runs/", apis.RunListApi.as_view(), name="api-runs"),
+    path("runs/<int:run_id>/", apis.RunDetailApi.as_view(), name="api-run"),
+    path("episodes/", apis.EpisodeListApi.as_view(), name="api-episodes"),
+    path("episodes/<int:episode_id>/", apis.EpisodeDetailApi.as_view(), name="api-episode"),
 ]

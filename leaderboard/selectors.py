@@ -11,7 +11,6 @@ import pandas as pd
 from django.db.models import Prefetch, QuerySet
 
 from evaluation.metrics import METRICS, TRACKS, track_table
-from leaderboard.formatting import score_cell
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 
 TABLES = ("overall", "0", "1", "2", "3")
@@ -46,7 +45,7 @@ class LeaderboardTable:
     """Rows before filtering."""
 
     def rows(self) -> list[dict[str, Any]]:
-        """Return the rows as dicts, with ``cells`` holding each score column's ``<td>``."""
+        """Return the rows as dicts; ``cells`` holds each score column's value, mark and CI."""
         rows = []
         for record in self.frame.to_dict("records"):
             cells = []
@@ -54,13 +53,13 @@ class LeaderboardTable:
                 value = record[column]
                 ci = record.get(f"{column}_ci")
                 cells.append(
-                    score_cell(
-                        None if _missing(value) else value,
-                        mark=self.marks.get(column, {}).get(record["run_id"], ""),
-                        ci=ci if isinstance(ci, list | tuple) else None,
-                        episodes=_count(record.get(f"{column.split('_')[0]}_episodes")),
-                        group_start=i % len(METRICS) == 0,
-                    )
+                    {
+                        "value": None if _missing(value) else value,
+                        "mark": self.marks.get(column, {}).get(record["run_id"], ""),
+                        "ci": ci if isinstance(ci, list | tuple) else None,
+                        "episodes": _count(record.get(f"{column.split('_')[0]}_episodes")),
+                        "group_start": i % len(METRICS) == 0,
+                    }
                 )
             info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
             rows.append({**info, "cells": cells})
@@ -183,13 +182,15 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
     frame = leaderboard_frame(table=table)
     total = len(frame)
     frame = _filtered(frame, filters)
-    frame = frame.sort_values(["overall_avg", "model"], ascending=[False, True], na_position="last")
+    frame = frame.sort_values(
+        ["overall_avg", "model", "run_id"], ascending=[False, True, True], na_position="last"
+    )
     frame.insert(0, "rank", frame["overall_avg"].rank(method="min", ascending=False))
     frame["rank"] = frame["rank"].map(lambda r: None if _missing(r) else int(r))
     if filters.sort != "rank":
         frame = frame.sort_values(
-            [filters.sort, "model"],
-            ascending=[not filters.descending, True],
+            [filters.sort, "model", "run_id"],
+            ascending=[not filters.descending, True, True],
             na_position="last",
             kind="stable",
         )
@@ -213,7 +214,12 @@ def level_tables_by_run(
     for s in scores.values("run_id", "table", "track", *METRICS):
         level = tables.setdefault(s["run_id"], {}).setdefault(s["table"], {})
         level[s["track"]] = {m: s[m] for m in METRICS}
-    return {run: t for run, t in tables.items() if len(t) == 4}
+    # Table III and the gaps need both tracks at all four levels.
+    return {
+        run: t
+        for run, t in tables.items()
+        if len(t) == 4 and all({"human", "robot"} <= set(level) for level in t.values())
+    }
 
 
 @dataclass
@@ -231,7 +237,11 @@ def tracks_page(*, sources: Sequence[str] = ()) -> TracksPage:
     by_run = level_tables_by_run(kinds=mllm, sources=sources)
     table_iii = track_table({str(run): tables for run, tables in by_run.items()}) if by_run else {}
     all_runs = level_tables_by_run(sources=sources)
-    runs = Run.objects.filter(pk__in=all_runs).select_related("model_entry")
+    runs = (
+        Run.objects.filter(pk__in=all_runs)
+        .select_related("model_entry")
+        .only("source", "model_entry__name", "model_entry__slug", "model_entry__kind")
+    )
     gaps = []
     for run in runs:
         levels = all_runs[run.pk]

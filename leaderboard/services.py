@@ -226,7 +226,8 @@ def run_import_bundle(
 ) -> ImportedRun:
     """Verify ``bundle`` and store it as a completed run of ``model_entry`` with its scores.
 
-    Nothing is written when the bundle does not verify (BundleRejected).
+    Nothing is written when the bundle does not verify (BundleRejected). A complete public run
+    is listed on the leaderboard in place of its model's older run from the same source.
     """
     problems = verify_bundle(bundle)
     if problems:
@@ -266,9 +267,23 @@ def run_import_bundle(
             for step in record["steps"]
         )
     run_scores_refresh(run=run)
-    if list_run and model_entry and run.visibility == Run.Visibility.PUBLIC:
+    if list_run and run.visibility == Run.Visibility.PUBLIC and is_complete(bundle):
         _list(run)
     return ImportedRun(run, len(episodes))
+
+
+def is_complete(bundle: Bundle) -> bool:
+    """Return whether a bundle covers the whole benchmark (66 scenes x 4 levels, no errors).
+
+    Only complete runs are ranked on the leaderboard; partial ones are kept and shown on their
+    model's page.
+    """
+    selection = bundle.header["selection"]
+    return (
+        set(selection["scenes"]) == set(scene_set())
+        and sorted(selection["levels"]) == [0, 1, 2, 3]
+        and all(e["status"] == "completed" for e in bundle.episodes)
+    )
 
 
 def _step_row(episode: Episode, step: dict[str, Any]) -> Step:

@@ -127,6 +127,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "leaderboard.models.Run.Status",
+        "EpisodeStatusEnum": "leaderboard.models.Episode.Status",
+    },
 }
 
 # Celery: the embedded default is kombu's filesystem transport under the data directory.

@@ -3,6 +3,7 @@
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString
 
 from leaderboard import formatting
 
@@ -37,6 +38,18 @@ def metric_name(value: str) -> str:
 @register.simple_tag
 def ci_title(ci: Any, episodes: Any = None) -> str:
     return formatting.interval(ci, episodes)
+
+
+@register.filter
+def score_cell(cell: dict[str, Any]) -> SafeString:
+    """Render one leaderboard score cell (a ``<td>``) from the selector's cell data."""
+    return formatting.score_cell(
+        cell["value"],
+        mark=cell["mark"],
+        ci=cell["ci"],
+        episodes=cell["episodes"],
+        group_start=cell["group_start"],
+    )
 
 
 @register.filter

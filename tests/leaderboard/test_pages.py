@@ -113,7 +113,7 @@ def test_the_main_page_ranks_by_overall_avg_and_marks_the_best_two(client, paper
         "Gemini-2.5-Flash-API",
     ]
     assert [r[0] for r in rows[:3]] == ["1", "2", "3"]
-    # Overall AVG: Gemini-2.5-Pro is highest among the models, Flash second (Human not ranked against).
+    # Overall AVG: Gemini-2.5-Pro is highest among the models, Flash second (Human is not ranked).
     assert "<strong>0.442</strong>" in content and "<u>0.359</u>" in content
     assert "reported" in content and 'href="/leaderboard/overall.csv"' in content
 

@@ -60,7 +60,7 @@ def test_the_level_tables_reproduce_table_ii_when_averaged():
         )
     }
     assert len(levels["0"]) == 18  # Human and Random exist only in Table II
-    for name, row in levels["0"].items():
+    for name in levels["0"]:
         for column in [f"{t}_{m}" for t in TRACKS for m in METRICS]:
             mean = sum(levels[t][name][column] for t in "0123") / 4
             assert math.isclose(mean, overall[name][column], abs_tol=0.001), (name, column)
@@ -140,3 +140,15 @@ def test_the_mirror_confused_baseline_ranks_below_random(bundles):
     import_run(bundles["mirror-confused"], "Mirror-confused", kind="baseline")
     board = leaderboard_table(table="overall", filters=LeaderboardFilters())
     assert list(board.frame["model"]) == ["Random here", "Mirror-confused"]
+
+
+def test_a_partial_run_is_stored_but_not_ranked(tmp_path):
+    from tests.leaderboard.factories import make_bundle
+
+    bundle = make_bundle(tmp_path / "human.jsonl", "oracle", scenes="human")
+    run = import_run(bundle, "Human-only model")
+    assert not run.listed and run.scores.filter(table="overall", track="human").exists()
+    assert "Human-only model" not in set(
+        leaderboard_table(table="overall", filters=LeaderboardFilters()).frame["model"]
+    )
+    assert tracks_page().gaps == []

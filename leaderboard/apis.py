@@ -1,0 +1,570 @@
+"""The read-only REST API: one class per operation, each validating its query and reading.
+
+Every list is paginated (``count``, ``next``, ``previous``, ``results``); every bad query
+parameter is a 400 whose body maps the parameter to what was expected; only public runs and
+their episodes are visible; every list costs a fixed number of queries, whatever its length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django import forms
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.metrics import METRICS, TRACKS
+from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
+from leaderboard.forms import LeaderboardQueryForm
+from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
+from leaderboard.selectors import TABLES, leaderboard_table, model_entry_detail, tracks_page
+
+FIELD_ERRORS = OpenApiResponse(
+    response={
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": {"type": "string"}},
+    },
+    description="A query parameter is invalid: each bad parameter maps to what was expected, "
+    'e.g. {"params_min": ["Enter a number."]}.',
+)
+NOT_FOUND = OpenApiResponse(
+    response={"type": "object", "properties": {"detail": {"type": "string"}}},
+    description="No such public resource.",
+)
+
+
+class ApiPagination(PageNumberPagination):
+    """Pages of ``PAGE_SIZE`` rows; a bad ``page`` is a 400 naming the parameter, like filters."""
+
+    invalid_page_message = "{message}"
+
+    def paginate_queryset(
+        self, queryset: QuerySet[Any] | Sequence[Any], request: Request, view: APIView | None = None
+    ) -> list[Any] | None:
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except NotFound as exc:
+            raise ValidationError({self.page_query_param: [str(exc.detail)]}) from None
+
+
+# Reads of the API's lists and details. They belong with the selectors; kept here until
+# selectors.py has list functions of its own.
+
+
+def _scores_prefetch() -> Prefetch[Any]:
+    return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
+
+
+def _model_entries() -> QuerySet[ModelEntry]:
+    return ModelEntry.objects.order_by("name")
+
+
+def _episode_count(condition: Q) -> Coalesce:
+    """Return the number of a run's episodes that meet ``condition``, as an annotation.
+
+    A subquery rather than a join: counting the runs for pagination then leaves it out, and
+    only the runs of the page are counted.
+    """
+    counts = (
+        Episode.objects.filter(condition, run=OuterRef("pk"))
+        .order_by()
+        .values("run")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts), 0)
+
+
+def _public_runs() -> QuerySet[Run]:
+    """Return the public runs with their model entries, episode counts and scores (2 queries)."""
+    return (
+        Run.objects.filter(visibility=Run.Visibility.PUBLIC)
+        .select_related("model_entry", "benchmark")
+        .annotate(
+            episodes_stored=_episode_count(Q()),
+            episodes_completed=_episode_count(Q(status=Episode.Status.COMPLETED)),
+            episodes_errored=_episode_count(Q(status=Episode.Status.ERROR)),
+            episodes_succeeded=_episode_count(Q(success=True)),
+        )
+        .prefetch_related(_scores_prefetch())
+        .order_by("-created", "-id")
+    )
+
+
+def _public_episodes() -> QuerySet[Episode]:
+    """Return the episodes of public runs with their scenes, in run, level and scene order."""
+    return (
+        Episode.objects.filter(run__visibility=Run.Visibility.PUBLIC)
+        .select_related("scene")
+        .order_by("run_id", "level", "scene_id")
+    )
+
+
+# Serializers shared by several operations.
+
+
+class ScoreRowSerializer(serializers.ModelSerializer):
+    """One row of a run's tables: a table (level 0-3 or overall) x a track, every metric."""
+
+    ci = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        allow_null=True,
+        help_text='95% bootstrap intervals by metric, {"tsr": [low, high], ...}; null for '
+        "reported results.",
+    )
+    episodes = serializers.IntegerField(
+        allow_null=True, help_text="Completed episodes behind the row; null for reported results."
+    )
+
+    class Meta:
+        model = RunScore
+        fields = ("table", "track", *METRICS, "ci", "episodes")
+        ref_name = "ScoreRow"
+
+
+class TrackScoresSerializer(serializers.Serializer):
+    """The metrics of one track of a leaderboard row."""
+
+    tsr = serializers.FloatField()
+    sir = serializers.FloatField()
+    fcr = serializers.FloatField()
+    pcr = serializers.FloatField()
+    avg = serializers.FloatField()
+
+
+class TableScoresSerializer(serializers.Serializer):
+    """A leaderboard row's scores by track; a track is null where the run has no scores."""
+
+    human = TrackScoresSerializer(allow_null=True)
+    robot = TrackScoresSerializer(allow_null=True)
+    overall = TrackScoresSerializer(allow_null=True)
+
+
+class EpisodeCountsSerializer(serializers.Serializer):
+    """How many episodes a run expects and holds (reported runs hold none)."""
+
+    expected = serializers.IntegerField(source="episodes_expected")
+    stored = serializers.IntegerField(source="episodes_stored")
+    completed = serializers.IntegerField(source="episodes_completed")
+    errored = serializers.IntegerField(source="episodes_errored")
+    succeeded = serializers.IntegerField(source="episodes_succeeded")
+
+
+# Models.
+
+
+class ModelListApi(generics.ListAPIView[ModelEntry]):
+    """``/api/models/``: the model entries, by name."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        links = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+
+        class Meta:
+            model = ModelEntry
+            fields = ("slug", "name", "organisation", "kind", "params_b", "links")
+            ref_name = "ModelEntrySummary"
+
+    serializer_class = OutputSerializer
+    filterset_class = ModelEntryFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self) -> QuerySet[ModelEntry]:
+        return _model_entries()
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
+    def get(self, request: Request) -> Response:
+        """Return a page of model entries matching the filters."""
+        return self.list(request)
+
+
+class ModelDetailApi(APIView):
+    """``/api/models/<slug>/``: one model entry with its public runs and their scores."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        class RunSerializer(serializers.ModelSerializer):
+            scores = ScoreRowSerializer(many=True)
+
+            class Meta:
+                model = Run
+                fields = (
+                    "id",
+                    "source",
+                    "status",
+                    "listed",
+                    "agent",
+                    "citation",
+                    "created",
+                    "finished",
+                    "scores",
+                )
+                ref_name = "ModelEntryRun"
+
+        links = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+        runs = RunSerializer(many=True, help_text="Public runs, newest first.")
+
+        class Meta:
+            model = ModelEntry
+            fields = (
+                "slug",
+                "name",
+                "organisation",
+                "kind",
+                "params_b",
+                "links",
+                "description",
+                "runs",
+            )
+            ref_name = "ModelEntryDetail"
+
+    @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
+    def get(self, request: Request, slug: str) -> Response:
+        """Return the model entry ``slug``."""
+        try:
+            entry = model_entry_detail(slug=slug)
+        except ModelEntry.DoesNotExist:
+            raise NotFound(f"No model entry {slug!r}.") from None
+        return Response(self.OutputSerializer(entry).data)
+
+
+# Leaderboards and Table III.
+
+_LEADERBOARD_PARAMETER_HELP = {
+    "kind": "Kind of model; repeat to allow several.",
+    "source": "Where the results come from; repeat to allow several.",
+    "params_min": "At least this many parameters, in billions (models without a count are "
+    "left out).",
+    "params_max": "At most this many parameters, in billions (models without a count are "
+    "left out).",
+    "q": "Text in the model name or the organisation.",
+    "sort": "Column to sort by; rank (the default) is the overall AVG, best first.",
+    "order": "asc or desc; the default is asc for rank and model, desc for scores.",
+}
+
+
+def _form_parameters(
+    form_class: type[forms.Form], help_texts: Mapping[str, str]
+) -> list[OpenApiParameter]:
+    """Return the fields of ``form_class`` as optional query parameters.
+
+    The form's choices become the parameters' enums, so the form that validates a query stays
+    the one source of its documentation.
+    """
+    parameters = []
+    for name, field in form_class.base_fields.items():
+        many = isinstance(field, forms.MultipleChoiceField)
+        choices = list(getattr(field, "choices", []))
+        parameters.append(
+            OpenApiParameter(
+                name,
+                OpenApiTypes.NUMBER if isinstance(field, forms.FloatField) else OpenApiTypes.STR,
+                description=help_texts.get(name, ""),
+                enum=[value for value, _ in choices] or None,
+                many=many or None,
+                explode=True if many else None,
+            )
+        )
+    return parameters
+
+
+def _form_errors(form: forms.Form) -> dict[str, list[str]]:
+    return {name: [str(message) for message in errors] for name, errors in form.errors.items()}
+
+
+def _number(value: Any) -> Any:
+    """Return ``value``, or None where pandas has NaN (JSON has no NaN)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a record of ``LeaderboardTable.frame`` in the API's shape.
+
+    A track is null where the run has no scores for it (the metrics of a track come together).
+    """
+    scores: dict[str, dict[str, Any] | None] = {}
+    for track in TRACKS:
+        values = {metric: _number(record[f"{track}_{metric}"]) for metric in METRICS}
+        scores[track] = None if all(v is None for v in values.values()) else values
+    rank = _number(record["rank"])
+    return {
+        "rank": None if rank is None else int(rank),
+        "model": record["model"],
+        "slug": record["slug"],
+        "kind": record["kind"],
+        "params_b": _number(record["params_b"]),
+        "source": record["source"],
+        "run_id": int(record["run_id"]),
+        "scores": scores,
+    }
+
+
+class LeaderboardApi(APIView):
+    """``/api/leaderboards/<table>/``: a table's ranked rows, exactly as its page shows them."""
+
+    pagination_class = ApiPagination
+
+    class OutputSerializer(serializers.Serializer):
+        rank = serializers.IntegerField(
+            allow_null=True, help_text="Rank by overall AVG (ties share a rank)."
+        )
+        model = serializers.CharField()
+        slug = serializers.CharField()
+        kind = serializers.ChoiceField(choices=ModelEntry.Kind.choices)
+        params_b = serializers.FloatField(allow_null=True, help_text="Parameters, in billions.")
+        # DRF pops declared fields off the class; the stubs see them as Field.source.
+        source = serializers.ChoiceField(choices=Run.Source.choices)  # type: ignore[assignment]
+        run_id = serializers.IntegerField()
+        scores = TableScoresSerializer()
+
+        class Meta:
+            ref_name = "LeaderboardRow"
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "table",
+                OpenApiTypes.STR,
+                OpenApiParameter.PATH,
+                enum=list(TABLES),
+                description="overall (Table II) or a level, 0 to 3 (Tables IV-VII).",
+            ),
+            *_form_parameters(LeaderboardQueryForm, _LEADERBOARD_PARAMETER_HELP),
+        ],
+        responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, table: str) -> Response:
+        """Return a page of the ranked, filtered and sorted rows of ``table``."""
+        if table not in TABLES:
+            raise NotFound(f"No table {table!r}: expected one of {', '.join(TABLES)}.")
+        form = LeaderboardQueryForm(request.query_params)
+        if not form.is_valid():
+            raise ValidationError(_form_errors(form))
+        board = leaderboard_table(table=table, filters=form.filters())
+        rows = [_leaderboard_row(record) for record in board.frame.to_dict("records")]
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+
+class TrackAveragesSerializer(serializers.Serializer):
+    """A row of Table III: the mean AVG of the MLLMs at one level (or the mean of levels)."""
+
+    level = serializers.CharField(help_text='"0" to "3", or "avg" for the mean of the levels.')
+    human = serializers.FloatField(allow_null=True)
+    robot = serializers.FloatField(allow_null=True)
+    overall = serializers.FloatField(allow_null=True)
+
+
+class TrackGapSerializer(serializers.Serializer):
+    """One listed run's Human minus Robot AVG, by level and on average."""
+
+    model = serializers.CharField()
+    slug = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ModelEntry.Kind.choices)
+    source = serializers.ChoiceField(choices=Run.Source.choices)  # type: ignore[assignment]
+    levels = serializers.DictField(child=serializers.FloatField(), help_text='"0" to "3".')
+    mean = serializers.FloatField()
+
+
+class TracksApi(APIView):
+    """``/api/tracks/``: Table III and each listed run's Human minus Robot gaps."""
+
+    class InputSerializer(serializers.Serializer):
+        source = serializers.MultipleChoiceField(  # type: ignore[assignment]
+            choices=Run.Source.choices,
+            required=False,
+            help_text="Where the results come from; repeat to allow several.",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        models = serializers.IntegerField(help_text="MLLM runs that Table III averages over.")
+        table_iii = TrackAveragesSerializer(many=True, help_text="Empty when no run qualifies.")
+        gaps = TrackGapSerializer(many=True, help_text="Largest mean gap first.")
+
+        class Meta:
+            ref_name = "Tracks"
+
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, 400: FIELD_ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        """Return Table III and the gaps, over the runs of the chosen sources."""
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = tracks_page(sources=tuple(sorted(query.validated_data.get("source") or ())))
+        data = {
+            "models": page.models,
+            "table_iii": [{"level": level, **cells} for level, cells in page.table_iii.items()],
+            "gaps": page.gaps,
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+# Runs.
+
+
+class RunListApi(generics.ListAPIView[Run]):
+    """``/api/runs/``: the public runs, newest first."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        model = serializers.CharField(source="model_entry.name")
+        slug = serializers.CharField(source="model_entry.slug")
+        kind = serializers.ChoiceField(source="model_entry.kind", choices=ModelEntry.Kind.choices)
+        counts = EpisodeCountsSerializer(source="*")
+        scores = ScoreRowSerializer(many=True)
+
+        class Meta:
+            model = Run
+            fields = (
+                "id",
+                "model",
+                "slug",
+                "kind",
+                "source",
+                "status",
+                "listed",
+                "agent",
+                "created",
+                "finished",
+                "counts",
+                "scores",
+            )
+            ref_name = "RunSummary"
+
+    serializer_class = OutputSerializer
+    filterset_class = RunFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self) -> QuerySet[Run]:
+        return _public_runs().defer("metadata")
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
+    def get(self, request: Request) -> Response:
+        """Return a page of public runs matching the filters."""
+        return self.list(request)
+
+
+class RunDetailApi(APIView):
+    """``/api/runs/<id>/``: one public run with its metadata, episode counts and scores."""
+
+    class OutputSerializer(RunListApi.OutputSerializer):
+        benchmark = serializers.DictField(
+            child=serializers.CharField(),
+            source="benchmark.as_dict",
+            help_text="Scene set, prompt and dynamics versions.",
+        )
+
+        class Meta:
+            model = Run
+            fields = (
+                *RunListApi.OutputSerializer.Meta.fields,
+                "citation",
+                "benchmark",
+                "metadata",
+            )
+            ref_name = "RunDetail"
+
+    @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
+    def get(self, request: Request, run_id: int) -> Response:
+        """Return the public run ``run_id``; private runs do not exist here."""
+        try:
+            run = _public_runs().get(pk=run_id)
+        except Run.DoesNotExist:
+            raise NotFound(f"No public run {run_id}.") from None
+        return Response(self.OutputSerializer(run).data)
+
+
+# Episodes.
+
+
+class EpisodeListApi(generics.ListAPIView[Episode]):
+    """``/api/episodes/``: the episodes of public runs, by run, level and scene."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        run = serializers.IntegerField(source="run_id")
+        scene = serializers.CharField(source="scene.scene_id")
+        track = serializers.CharField(source="scene.track")
+        distances = serializers.ListField(
+            child=serializers.IntegerField(),
+            help_text="Steps to the mark at the start and after each step.",
+        )
+
+        class Meta:
+            model = Episode
+            fields = (
+                "id",
+                "run",
+                "scene",
+                "track",
+                "level",
+                "status",
+                "error",
+                "success",
+                "steps_taken",
+                "distances",
+                *METRICS,
+            )
+            ref_name = "EpisodeSummary"
+
+    serializer_class = OutputSerializer
+    filterset_class = EpisodeFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self) -> QuerySet[Episode]:
+        return _public_episodes()
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
+    def get(self, request: Request) -> Response:
+        """Return a page of episodes of public runs matching the filters."""
+        return self.list(request)
+
+
+class EpisodeDetailApi(APIView):
+    """``/api/episodes/<id>/``: one episode of a public run, with its steps."""
+
+    class OutputSerializer(EpisodeListApi.OutputSerializer):
+        class StepSerializer(serializers.ModelSerializer):
+            hand_cell = serializers.ListField(child=serializers.IntegerField())
+
+            class Meta:
+                model = Step
+                fields = (
+                    "index",
+                    "response",
+                    "option",
+                    "parse_error",
+                    "executed",
+                    "distance_steps",
+                    "hand_cell",
+                    "frame_key",
+                    "input_tokens",
+                    "output_tokens",
+                    "latency_s",
+                )
+                ref_name = "EpisodeStep"
+
+        steps = StepSerializer(many=True)
+
+        class Meta:
+            model = Episode
+            fields = (*EpisodeListApi.OutputSerializer.Meta.fields, "steps")
+            ref_name = "EpisodeDetail"
+
+    @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
+    def get(self, request: Request, episode_id: int) -> Response:
+        """Return the episode ``episode_id`` if its run is public."""
+        try:
+            episode = _public_episodes().prefetch_related("steps").get(pk=episode_id)
+        except Episode.DoesNotExist:
+            raise NotFound(f"No episode {episode_id} in a public run.") from None
+        return Response(self.OutputSerializer(episode).data)
