@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
@@ -27,7 +26,15 @@ from evaluation.metrics import METRICS, TRACKS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
 from leaderboard.forms import LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
-from leaderboard.selectors import TABLES, leaderboard_table, model_entry_detail, tracks_page
+from leaderboard.selectors import (
+    TABLES,
+    episode_list,
+    leaderboard_table,
+    model_entry_detail,
+    model_entry_list,
+    run_list,
+    tracks_page,
+)
 
 FIELD_ERRORS = OpenApiResponse(
     response={
@@ -55,59 +62,6 @@ class ApiPagination(PageNumberPagination):
             return super().paginate_queryset(queryset, request, view)
         except NotFound as exc:
             raise ValidationError({self.page_query_param: [str(exc.detail)]}) from None
-
-
-# Reads of the API's lists and details. They belong with the selectors; kept here until
-# selectors.py has list functions of its own.
-
-
-def _scores_prefetch() -> Prefetch[Any]:
-    return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
-
-
-def _model_entries() -> QuerySet[ModelEntry]:
-    return ModelEntry.objects.order_by("name")
-
-
-def _episode_count(condition: Q) -> Coalesce:
-    """Return the number of a run's episodes that meet ``condition``, as an annotation.
-
-    A subquery rather than a join: counting the runs for pagination then leaves it out, and
-    only the runs of the page are counted.
-    """
-    counts = (
-        Episode.objects.filter(condition, run=OuterRef("pk"))
-        .order_by()
-        .values("run")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(counts), 0)
-
-
-def _public_runs() -> QuerySet[Run]:
-    """Return the public runs with their model entries, episode counts and scores (2 queries)."""
-    return (
-        Run.objects.filter(visibility=Run.Visibility.PUBLIC)
-        .select_related("model_entry", "benchmark")
-        .annotate(
-            episodes_stored=_episode_count(Q()),
-            episodes_completed=_episode_count(Q(status=Episode.Status.COMPLETED)),
-            episodes_errored=_episode_count(Q(status=Episode.Status.ERROR)),
-            episodes_succeeded=_episode_count(Q(success=True)),
-        )
-        .prefetch_related(_scores_prefetch())
-        .order_by("-created", "-id")
-    )
-
-
-def _public_episodes() -> QuerySet[Episode]:
-    """Return the episodes of public runs with their scenes, in run, level and scene order."""
-    return (
-        Episode.objects.filter(run__visibility=Run.Visibility.PUBLIC)
-        .select_related("scene")
-        .order_by("run_id", "level", "scene_id")
-    )
 
 
 # Serializers shared by several operations.
@@ -179,7 +133,7 @@ class ModelListApi(generics.ListAPIView[ModelEntry]):
     pagination_class = ApiPagination
 
     def get_queryset(self) -> QuerySet[ModelEntry]:
-        return _model_entries()
+        return model_entry_list()
 
     @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
     def get(self, request: Request) -> Response:
@@ -446,7 +400,7 @@ class RunListApi(generics.ListAPIView[Run]):
     pagination_class = ApiPagination
 
     def get_queryset(self) -> QuerySet[Run]:
-        return _public_runs().defer("metadata")
+        return run_list().defer("metadata")
 
     @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
     def get(self, request: Request) -> Response:
@@ -478,7 +432,7 @@ class RunDetailApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         """Return the public run ``run_id``; private runs do not exist here."""
         try:
-            run = _public_runs().get(pk=run_id)
+            run = run_list().get(pk=run_id)
         except Run.DoesNotExist:
             raise NotFound(f"No public run {run_id}.") from None
         return Response(self.OutputSerializer(run).data)
@@ -521,7 +475,7 @@ class EpisodeListApi(generics.ListAPIView[Episode]):
     pagination_class = ApiPagination
 
     def get_queryset(self) -> QuerySet[Episode]:
-        return _public_episodes()
+        return episode_list()
 
     @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
     def get(self, request: Request) -> Response:
@@ -564,7 +518,7 @@ class EpisodeDetailApi(APIView):
     def get(self, request: Request, episode_id: int) -> Response:
         """Return the episode ``episode_id`` if its run is public."""
         try:
-            episode = _public_episodes().prefetch_related("steps").get(pk=episode_id)
+            episode = episode_list().prefetch_related("steps").get(pk=episode_id)
         except Episode.DoesNotExist:
             raise NotFound(f"No episode {episode_id} in a public run.") from None
         return Response(self.OutputSerializer(episode).data)

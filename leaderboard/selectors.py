@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from evaluation.metrics import METRICS, TRACKS, track_table
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
@@ -292,3 +293,54 @@ def run_episodes(*, run_id: int) -> tuple[Run, QuerySet[Episode]]:
         pk=run_id, visibility=Run.Visibility.PUBLIC
     )
     return run, run.episodes.select_related("scene").order_by("level", "scene_id")
+
+
+def scores_prefetch() -> Prefetch[Any]:
+    """Return the prefetch of a run's scores in table and track order."""
+    return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
+
+
+def model_entry_list() -> QuerySet[ModelEntry]:
+    """Return every model entry by name."""
+    return ModelEntry.objects.order_by("name")
+
+
+def _episode_count(condition: Q) -> Coalesce:
+    """Return the number of a run's episodes that meet ``condition``, as an annotation.
+
+    A subquery rather than a join: counting the runs for pagination then leaves it out, and
+    only the runs of the page are counted.
+    """
+    counts = (
+        Episode.objects.filter(condition, run=OuterRef("pk"))
+        .order_by()
+        .values("run")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts), 0)
+
+
+def run_list() -> QuerySet[Run]:
+    """Return the public runs with their model entries, episode counts and scores (2 queries)."""
+    return (
+        Run.objects.filter(visibility=Run.Visibility.PUBLIC)
+        .select_related("model_entry", "benchmark")
+        .annotate(
+            episodes_stored=_episode_count(Q()),
+            episodes_completed=_episode_count(Q(status=Episode.Status.COMPLETED)),
+            episodes_errored=_episode_count(Q(status=Episode.Status.ERROR)),
+            episodes_succeeded=_episode_count(Q(success=True)),
+        )
+        .prefetch_related(scores_prefetch())
+        .order_by("-created", "-id")
+    )
+
+
+def episode_list() -> QuerySet[Episode]:
+    """Return the episodes of public runs with their scenes, in run, level and scene order."""
+    return (
+        Episode.objects.filter(run__visibility=Run.Visibility.PUBLIC)
+        .select_related("scene")
+        .order_by("run_id", "level", "scene_id")
+    )
