@@ -64,6 +64,9 @@ class Agent(Protocol):
         """Return the decision for this step."""
         ...
 
+    def resume(self, steps_taken: int) -> None:
+        """Catch up with ``steps_taken`` steps played earlier (a resumed episode)."""
+
     def describe(self) -> dict[str, Any]:
         """Return the agent's metadata for the results bundle."""
         ...
@@ -87,6 +90,11 @@ class RandomAgent:
 
     def act(self, observation: Observation) -> Decision:
         return _decision(self._rng.randint(1, len(Action)))
+
+    def resume(self, steps_taken: int) -> None:
+        # Draw what the earlier steps drew, so a resumed episode plays as an uninterrupted one.
+        for _ in range(steps_taken):
+            self._rng.randint(1, len(Action))
 
     def describe(self) -> dict[str, Any]:
         return {"name": "random", "kind": "baseline", "seed": self.seed}
@@ -119,6 +127,9 @@ class OracleAgent:
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass
 
+    def resume(self, steps_taken: int) -> None:
+        pass
+
     def act(self, observation: Observation) -> Decision:
         action = _towards(observation.cell, goal_cell(observation.scene), observation.scene)
         return _decision((action or Action.UP).value)
@@ -146,6 +157,9 @@ class MirrorConfusedAgent:
     image_history: int = 0
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def resume(self, steps_taken: int) -> None:
         pass
 
     def act(self, observation: Observation) -> Decision:
@@ -197,6 +211,9 @@ class ScriptedAgent:
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass
 
+    def resume(self, steps_taken: int) -> None:
+        pass
+
     def act(self, observation: Observation) -> Decision:
         response = self.responses[min(observation.step, len(self.responses) - 1)]
         parsed = parse_choice(response)
@@ -215,6 +232,9 @@ class ModelAgent:
     needs_images: bool = True
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def resume(self, steps_taken: int) -> None:
         pass
 
     def act(self, observation: Observation) -> Decision:

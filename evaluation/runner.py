@@ -147,23 +147,54 @@ def _step_record(
     return record
 
 
+def _replay(
+    state: EpisodeState,
+    prior_steps: Sequence[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    history: list[HistoryEntry],
+) -> list[Vec3]:
+    """Apply steps stored earlier (a resumed episode); return the cell seen before each one."""
+    cells = []
+    for record in prior_steps:
+        cells.append(state.cell)
+        option = record["option"]
+        transition = state.step(Action(option) if option is not None else None)
+        stored = (record["executed"], record["distance_steps"], tuple(record["hand_cell"]))
+        if stored != (transition.executed, transition.distance_steps, transition.cell):
+            raise ValueError(
+                f"stored step {record['index']} of {state.scene.id} disagrees with the dynamics"
+            )
+        history.append(HistoryEntry(option, transition.executed))
+        steps.append(record)
+    return cells
+
+
 def _play(
     state: EpisodeState,
     level: int,
     agent: Agent,
     steps: list[dict[str, Any]],
+    history: list[HistoryEntry],
+    seen_cells: list[Vec3],
     frame: FrameFunction | None,
     image_size: int,
     on_step: Callable[[dict[str, Any]], None] | None,
 ) -> None:
     """Step the episode until it ends, appending a record per step to ``steps``."""
     scene = state.scene
-    history: list[HistoryEntry] = []
+    looks = frame is not None and agent.needs_images
     shown: list[ImagePart] = []
+    if looks and frame is not None and seen_cells:
+        # A resumed episode shows the model the same earlier views as before the interruption.
+        shown = (
+            [frame(cell)[0] for cell in seen_cells[-agent.image_history :]]
+            if agent.image_history
+            else []
+        )
     version = renderer_version()
     while not state.done:
         key = frame_key(version, scene.id, state.cell, image_size)
-        if frame is not None and agent.needs_images:
+        if looks and frame is not None:
             current, key = frame(state.cell)
             shown.append(current)
         images = tuple(shown[-(agent.image_history + 1) :]) if shown else ()
@@ -189,23 +220,30 @@ def run_episode(
     frames: FrameSource | None = None,
     image_size: int = DEFAULT_SIZE,
     on_step: Callable[[dict[str, Any]], None] | None = None,
+    prior_steps: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """Play one episode and return its bundle record.
 
-    A transport error ends the episode with status ``error`` (excluded from every score),
-    keeping the steps taken so far.
+    ``prior_steps`` are the steps of an interrupted attempt, already stored: they are replayed
+    (checked against the dynamics, not asked again) and the episode goes on from there.
+    ``on_step`` is called with each new step's record as soon as it is taken. A transport
+    error ends the episode with status ``error`` (excluded from every score), keeping the
+    steps taken so far.
     """
     started = now_iso()
     agent.start(scene, level, seed)
     state = EpisodeState(scene)
     steps: list[dict[str, Any]] = []
+    history: list[HistoryEntry] = []
+    seen_cells = _replay(state, prior_steps, steps, history)
+    agent.resume(len(prior_steps))
     if agent.needs_images and frames is None:
         raise ValueError("this agent looks at images: pass a FrameSource")
     status, error = COMPLETED, None
     looks = agent.needs_images and frames is not None
     with frames.episode(scene) if looks and frames is not None else nullcontext() as frame:
         try:
-            _play(state, level, agent, steps, frame, image_size, on_step)
+            _play(state, level, agent, steps, history, seen_cells, frame, image_size, on_step)
         except TransportError as exc:
             status, error = ERROR, f"transport error after {exc.attempts} attempts: {exc}"
     metrics = None

@@ -180,3 +180,37 @@ def test_baseline_runs_never_render(tmp_path, monkeypatch):
     out = tmp_path / "run.jsonl"
     run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
     assert np.all([e["status"] == "completed" for e in lines(out)[1:]])
+
+
+@pytest.mark.parametrize("cut", [1, 5, 12])
+def test_a_resumed_episode_plays_exactly_as_an_uninterrupted_one(cut):
+    scene = get_scene("female_1-mano_purple-leaf_1")
+    whole = run_episode(scene, 2, RandomAgent(9), seed=9)
+    resumed = run_episode(scene, 2, RandomAgent(9), seed=9, prior_steps=whole["steps"][:cut])
+    assert resumed["steps"] == whole["steps"]
+    assert resumed["distances"] == whole["distances"]
+
+
+def test_a_model_sees_the_same_views_after_a_resume():
+    scene = get_scene("tienkung-allegro-logo_0")
+    first, second = FlakyClient(100), FlakyClient(100)
+    whole = run_episode(scene, 0, ModelAgent(first), frames=FrameSource(32), image_size=32)
+    run_episode(
+        scene,
+        0,
+        ModelAgent(second),
+        frames=FrameSource(32),
+        image_size=32,
+        prior_steps=whole["steps"][:3],
+    )
+    assert [[i.png for i in images] for images in second.seen_images] == [
+        [i.png for i in images] for images in first.seen_images[3:]
+    ]
+
+
+def test_stored_steps_that_disagree_with_the_dynamics_are_refused():
+    scene = get_scene("female_1-mano_purple-leaf_1")
+    whole = run_episode(scene, 2, RandomAgent(9), seed=9)
+    forged = [dict(whole["steps"][0], distance_steps=0)]
+    with pytest.raises(ValueError, match="disagrees with the dynamics"):
+        run_episode(scene, 2, RandomAgent(9), seed=9, prior_steps=forged)
