@@ -9,7 +9,7 @@ SIZE ?= 512
 export MUJOCO_GL ?= egl
 export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
 
-.PHONY: install system-deps test-deps run test test-fast bench lint format typecheck migrations-check gallery clean
+.PHONY: install system-deps test-deps run worker test test-fast bench lint format typecheck migrations-check gallery clean
 
 install: $(STAMP)
 
@@ -35,14 +35,21 @@ run: install
 	@echo "Leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
+WORKER_CONCURRENCY ?= 4
+
+# One worker in the foreground on both queues, with the stale-episode check (beat) embedded.
+worker: install
+	$(BIN)/celery -A mirrorbench_site worker -Q models,render -P threads -c $(WORKER_CONCURRENCY) -B -l info
+
+# The suite runs against a throwaway data directory, never var/.
 test: install test-deps
-	$(BIN)/python -m pytest -q
+	MIRRORBENCH_DATA_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q
 
 test-deps:
 	@bash scripts/test-deps.sh
 
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow"
+	MIRRORBENCH_DATA_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
 	$(BIN)/python -m benchmarks.render

@@ -132,8 +132,15 @@ class Run(models.Model):
     agent = models.CharField(max_length=300, blank=True)
     citation = models.TextField(blank=True, help_text="Where reported results come from.")
     metadata = models.JSONField(default=dict, blank=True, help_text="The results bundle's header.")
+    spec = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="For runs evaluated here: agent, base URL, levels, scenes, seed, image size.",
+    )
+    error = models.TextField(blank=True, help_text="Why a run failed.")
     episodes_expected = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -148,8 +155,12 @@ class Episode(models.Model):
     """One (scene, level) episode of a run, with its per-episode metrics."""
 
     class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
         COMPLETED = "completed", "Completed"
         ERROR = "error", "Error (excluded)"
+
+    UNFINISHED = (Status.PENDING, Status.RUNNING)
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="episodes")
     scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="episodes")
@@ -164,6 +175,13 @@ class Episode(models.Model):
     fcr = models.FloatField(null=True)
     pcr = models.FloatField(null=True)
     avg = models.FloatField(null=True)
+    claim = models.CharField(
+        max_length=40, blank=True, help_text="Token of the task that holds this episode."
+    )
+    heartbeat = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the task holding the episode."
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["level", "scene_id"]

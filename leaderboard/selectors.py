@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from evaluation.metrics import METRICS, TRACKS, track_table
-from leaderboard.models import Episode, ModelEntry, Run, RunScore
+from evaluation.metrics import METRICS, TRACKS, EpisodeResult, track_table
+from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 
 TABLES = ("overall", "0", "1", "2", "3")
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
@@ -344,3 +344,121 @@ def episode_list() -> QuerySet[Episode]:
         .select_related("scene")
         .order_by("run_id", "level", "scene_id")
     )
+
+
+def run_results(*, run: Run) -> list[EpisodeResult]:
+    """Return the metrics module's view of a run's episodes (one query)."""
+    return [
+        EpisodeResult(
+            scene_id=e.scene.scene_id,
+            track=e.scene.track,
+            level=e.level,
+            distances=tuple(e.distances),
+            status=e.status,
+        )
+        for e in run.episodes.select_related("scene").filter(
+            status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR]
+        )
+    ]
+
+
+def run_progress(*, run: Run) -> dict[str, Any]:
+    """Return a run's progress: episodes by status, steps, bad responses, tokens (two queries)."""
+    counts = dict(
+        run.episodes.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+    )
+    steps = Step.objects.filter(episode__run=run).aggregate(
+        steps=Count("pk"),
+        bad=Count("pk", filter=Q(option__isnull=True)),
+        input_tokens=Coalesce(Sum("input_tokens"), 0),
+        output_tokens=Coalesce(Sum("output_tokens"), 0),
+    )
+    done = counts.get(Episode.Status.COMPLETED, 0) + counts.get(Episode.Status.ERROR, 0)
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "episodes_total": run.episodes_expected,
+        "episodes_done": done,
+        "episodes_running": counts.get(Episode.Status.RUNNING, 0),
+        "episodes_error": counts.get(Episode.Status.ERROR, 0),
+        **steps,
+    }
+
+
+def run_bundle(*, run: Run) -> list[dict[str, Any]]:
+    """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts."""
+    from evaluation.bundle import BUNDLE_VERSION
+    from evaluation.run_command import make_agent_factory
+    from simulation.render import renderer_version
+
+    spec = run.spec
+    factory, extras = make_agent_factory(
+        spec["agent"],
+        seed=spec["seed"],
+        base_url=spec["base_url"],
+        image_history=spec["image_history"],
+    )
+    episodes = list(
+        run.episodes.select_related("scene")
+        .prefetch_related(Prefetch("steps", queryset=Step.objects.order_by("index")))
+        .filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
+        .order_by("level", "scene_id")
+    )
+    levels = sorted({e.level for e in run.episodes.all()})
+    scenes = list(
+        dict.fromkeys(
+            e.scene.scene_id for e in run.episodes.select_related("scene").order_by("scene_id")
+        )
+    )
+    header = {
+        "type": "header",
+        "bundle_version": BUNDLE_VERSION,
+        "benchmark": run.benchmark.as_dict(),
+        "agent": factory().describe(),
+        "renderer": {
+            "version": renderer_version(),
+            "image_size": spec["image_size"],
+            "image_history": spec["image_history"],
+        },
+        "selection": {"levels": levels, "scenes": scenes},
+        "seed": spec["seed"],
+        "created": run.created.isoformat(timespec="seconds"),
+        "tool": {"name": "mirrorbench", "run": run.pk},
+        **extras,
+    }
+    records: list[dict[str, Any]] = [header]
+    for e in episodes:
+        steps = [
+            {
+                "index": s.index,
+                "response": s.response,
+                "option": s.option,
+                "parse_error": s.parse_error or None,
+                "executed": s.executed,
+                "distance_steps": s.distance_steps,
+                "hand_cell": s.hand_cell,
+                "frame_key": s.frame_key or None,
+                "input_tokens": s.input_tokens,
+                "output_tokens": s.output_tokens,
+                "latency_s": s.latency_s,
+            }
+            for s in e.steps.all()
+        ]
+        completed = e.status == Episode.Status.COMPLETED
+        records.append(
+            {
+                "type": "episode",
+                "scene_id": e.scene.scene_id,
+                "track": e.scene.track,
+                "level": e.level,
+                "status": e.status,
+                "error": e.error or None,
+                "d0_steps": e.scene.d0_steps,
+                "max_steps": e.scene.max_steps,
+                "success": e.success,
+                "distances": e.distances,
+                "steps": steps,
+                "metrics": {m: getattr(e, m) for m in METRICS} if completed else None,
+            }
+        )
+    return records

@@ -27,6 +27,8 @@ def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
         "store_processed": False,
+        # The default polls once a second: a worker would then take at most one task a second.
+        "polling_interval": 0.05,
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from mirrorbench_site.env import data_dir, envbool, envlist, envstr
+from mirrorbench_site.env import data_dir, envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir(BASE_DIR)
@@ -79,6 +79,15 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": envstr("MIRRORBENCH_SQLITE_PATH", str(DATA_DIR / "db.sqlite3")),
+        # The web server and the workers share the file: write-ahead logging lets readers go on
+        # while a worker writes, and IMMEDIATE transactions queue writers instead of failing.
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+        # A file, not memory, so that worker processes started by the tests share it.
+        "TEST": {"NAME": str(DATA_DIR / "test-db.sqlite3")},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -133,6 +142,11 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Runs evaluated on the server: a running episode whose task is silent this long is handed
+# to a new task, which continues from the last stored step.
+MIRRORBENCH_EPISODE_STALE_S = envint("MIRRORBENCH_EPISODE_STALE_S", 300)
+MIRRORBENCH_STALE_CHECK_S = envint("MIRRORBENCH_STALE_CHECK_S", 60)
+
 # Celery: the embedded default is kombu's filesystem transport under the data directory.
 CELERY_BROKER_DIR = DATA_DIR / "broker"
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
@@ -140,3 +154,18 @@ CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "models"
+CELERY_TASK_ROUTES = {
+    "leaderboard.tasks.run_start": {"queue": "models"},
+    "leaderboard.tasks.episode_evaluate": {"queue": "models"},
+    "leaderboard.tasks.episodes_requeue_stale": {"queue": "models"},
+    "leaderboard.tasks.*_render*": {"queue": "render"},
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "episodes-requeue-stale": {
+        "task": "leaderboard.tasks.episodes_requeue_stale",
+        "schedule": float(MIRRORBENCH_STALE_CHECK_S),
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

@@ -1,0 +1,303 @@
+"""Writes for runs evaluated on the server: create, start, claim, step, finish, cancel, recover.
+
+Every transition is a conditional update that goes on only if exactly one row changed, so a
+duplicated or redelivered task does nothing. Steps are stored as they happen; an episode whose
+task died is handed to a new task, which continues from the last stored step.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from evaluation.messages import GenerationParams
+from evaluation.prompts import LEVELS
+from evaluation.run_command import AgentSpecError, data_dir, make_agent_factory
+from evaluation.runner import FrameSource, run_episode
+from leaderboard.models import Episode, ModelEntry, Run, Step
+from leaderboard.services import _list, benchmark_current, run_scores_refresh
+from simulation.catalogue import get_scene, scene_set, select_scenes
+from simulation.render import DEFAULT_SIZE
+
+logger = logging.getLogger(__name__)
+
+
+def stale_after() -> timedelta:
+    """Silence after which a running episode's task counts as dead (MIRRORBENCH_EPISODE_STALE_S)."""
+    return timedelta(seconds=settings.MIRRORBENCH_EPISODE_STALE_S)
+
+
+class EpisodeLost(Exception):
+    """The task no longer holds its episode (another task took it over, or the run ended)."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to evaluate: the agent and the part of the benchmark."""
+
+    agent: str
+    levels: tuple[int, ...] = LEVELS
+    scenes: str = "all"
+    base_url: str | None = None
+    seed: int = 0
+    image_size: int = DEFAULT_SIZE
+    image_history: int = 1
+    max_tokens: int = 2048
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "levels": list(self.levels),
+            "scenes": self.scenes,
+            "base_url": self.base_url,
+            "seed": self.seed,
+            "image_size": self.image_size,
+            "image_history": self.image_history,
+            "max_tokens": self.max_tokens,
+        }
+
+
+def _queue_run_start(run_id: int) -> None:
+    from leaderboard.tasks import run_start
+
+    run_start.delay(run_id)
+
+
+@transaction.atomic
+def run_create(
+    *,
+    model_entry: ModelEntry,
+    spec: RunSpec,
+    owner: Any = None,
+    visibility: str = Run.Visibility.PUBLIC,
+) -> Run:
+    """Create a pending run with one pending episode per (scene, level); queue its start.
+
+    Raises ValueError (naming the field) for an unknown agent, scene or level.
+    """
+    try:
+        make_agent_factory(spec.agent, base_url=spec.base_url, seed=spec.seed)
+    except (AgentSpecError, ValueError) as exc:
+        raise ValueError(f"agent: {exc}") from None
+    if not spec.levels or any(level not in LEVELS for level in spec.levels):
+        raise ValueError(f"levels: expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
+    try:
+        scenes = select_scenes(spec.scenes)
+    except KeyError as exc:
+        raise ValueError(f"scenes: {exc}") from None
+    if not scenes:
+        raise ValueError("scenes: selected no scene")
+    benchmark = benchmark_current()
+    rows = {s.scene_id: s for s in benchmark.scenes.all()}
+    run = Run.objects.create(
+        model_entry=model_entry,
+        benchmark=benchmark,
+        owner=owner,
+        source=Run.Source.EVALUATED,
+        status=Run.Status.PENDING,
+        visibility=visibility,
+        agent=spec.agent,
+        spec=spec.as_dict(),
+        episodes_expected=len(scenes) * len(spec.levels),
+    )
+    Episode.objects.bulk_create(
+        Episode(run=run, scene=rows[s.id], level=level, status=Episode.Status.PENDING)
+        for level in spec.levels
+        for s in scenes
+    )
+    transaction.on_commit(lambda: _queue_run_start(run.pk))
+    return run
+
+
+def run_start(*, run_id: int) -> list[int]:
+    """Mark a pending run running and return the ids of its episodes to queue.
+
+    A run that is already running returns its pending episodes (a duplicated start queues
+    tasks that find their episode claimed and do nothing).
+    """
+    Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(
+        status=Run.Status.RUNNING, started=timezone.now()
+    )
+    if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
+        return []
+    return list(
+        Episode.objects.filter(run_id=run_id, status=Episode.Status.PENDING).values_list(
+            "pk", flat=True
+        )
+    )
+
+
+def episode_claim(*, episode_id: int) -> str | None:
+    """Claim a pending episode (or one whose task went silent); return the claim token."""
+    token = secrets.token_hex(16)
+    now = timezone.now()
+    pending_or_stale = Q(status=Episode.Status.PENDING) | Q(
+        status=Episode.Status.RUNNING, heartbeat__lt=now - stale_after()
+    )
+    claimed = (
+        Episode.objects.filter(pk=episode_id, run__status=Run.Status.RUNNING)
+        .filter(pending_or_stale)
+        .update(
+            status=Episode.Status.RUNNING, claim=token, heartbeat=now, attempts=F("attempts") + 1
+        )
+    )
+    if claimed != 1:
+        # Nothing got updated: another task holds it, or it is finished, or the run ended.
+        return None
+    return token
+
+
+def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
+    """Store one step, refreshing the claim; raise EpisodeLost if the task lost the episode."""
+    with transaction.atomic():
+        held = Episode.objects.filter(
+            pk=episode_id,
+            claim=token,
+            status=Episode.Status.RUNNING,
+            run__status=Run.Status.RUNNING,
+        ).update(heartbeat=timezone.now(), steps_taken=record["index"] + 1)
+        if held != 1:
+            raise EpisodeLost(f"episode {episode_id} is no longer held by this task")
+        try:
+            Step.objects.create(
+                episode_id=episode_id,
+                index=record["index"],
+                response=record["response"],
+                option=record["option"],
+                parse_error=record["parse_error"] or "",
+                executed=record["executed"],
+                distance_steps=record["distance_steps"],
+                hand_cell=record["hand_cell"],
+                frame_key=record.get("frame_key") or "",
+                input_tokens=record.get("input_tokens"),
+                output_tokens=record.get("output_tokens"),
+                latency_s=record.get("latency_s"),
+            )
+        except IntegrityError:
+            raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
+
+
+def _stored_steps(episode: Episode) -> list[dict[str, Any]]:
+    return [
+        {
+            "index": s.index,
+            "response": s.response,
+            "option": s.option,
+            "parse_error": s.parse_error or None,
+            "executed": s.executed,
+            "distance_steps": s.distance_steps,
+            "hand_cell": s.hand_cell,
+            "frame_key": s.frame_key or None,
+            "input_tokens": s.input_tokens,
+            "output_tokens": s.output_tokens,
+            "latency_s": s.latency_s,
+        }
+        for s in episode.steps.order_by("index")
+    ]
+
+
+def episode_evaluate(*, episode_id: int) -> str:
+    """Play one episode of a running run, storing each step as it happens.
+
+    Returns what happened: ``claimed-elsewhere``, ``completed``, ``error`` or ``lost``.
+    """
+    token = episode_claim(episode_id=episode_id)
+    if token is None:
+        return "claimed-elsewhere"
+    episode = Episode.objects.select_related("run", "scene").get(pk=episode_id)
+    spec = episode.run.spec
+    params = GenerationParams(seed=spec["seed"], max_tokens=spec["max_tokens"])
+    factory, _ = make_agent_factory(
+        spec["agent"],
+        seed=spec["seed"],
+        base_url=spec["base_url"],
+        image_history=spec["image_history"],
+        params=params,
+        cache=_response_cache(spec["agent"]),
+    )
+    agent = factory()
+    frames = FrameSource(spec["image_size"]) if agent.needs_images else None
+    try:
+        record = run_episode(
+            get_scene(episode.scene.scene_id),
+            episode.level,
+            agent,
+            seed=spec["seed"],
+            frames=frames,
+            image_size=spec["image_size"],
+            on_step=lambda step: _step_store(episode_id, token, step),
+            prior_steps=_stored_steps(episode),
+        )
+    except EpisodeLost as exc:
+        logger.info("%s", exc)
+        return "lost"
+    metrics = record["metrics"] or dict.fromkeys(("tsr", "sir", "fcr", "pcr", "avg"))
+    done = Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
+        status=record["status"],
+        error=record["error"] or "",
+        success=record["success"],
+        distances=record["distances"],
+        steps_taken=len(record["steps"]),
+        heartbeat=timezone.now(),
+        **metrics,
+    )
+    if done != 1:
+        return "lost"
+    run_finish_if_done(run_id=episode.run_id)
+    return str(record["status"])
+
+
+def _response_cache(agent: str) -> Any:
+    if agent.split(":")[0] not in ("openai", "anthropic"):
+        return None
+    from evaluation.cache import ResponseCache
+
+    return ResponseCache(data_dir() / "cache" / "responses.sqlite3")
+
+
+def run_finish_if_done(*, run_id: int) -> bool:
+    """Complete a running run whose episodes have all finished; return whether this call did."""
+    if Episode.objects.filter(run_id=run_id, status__in=Episode.UNFINISHED).exists():
+        return False
+    # One transaction: nobody sees the run completed before its scores and listing exist.
+    with transaction.atomic():
+        finished = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.COMPLETED, finished=timezone.now()
+        )
+        if finished != 1:
+            return False  # another task got there first, or the run was cancelled
+        run = Run.objects.get(pk=run_id)
+        run_scores_refresh(run=run)
+        errors = run.episodes.filter(status=Episode.Status.ERROR).count()
+        full = run.episodes.count() == len(scene_set()) * len(LEVELS) and errors == 0
+        if full and run.visibility == Run.Visibility.PUBLIC:
+            _list(run)
+    return True
+
+
+def run_cancel(*, run: Run) -> bool:
+    """Cancel a pending or running run; its tasks stop at their next step. Return whether it did."""
+    cancelled = Run.objects.filter(
+        pk=run.pk, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
+    ).update(status=Run.Status.CANCELLED, finished=timezone.now())
+    return cancelled == 1
+
+
+def episodes_stale(*, now: Any = None) -> list[int]:
+    """Return the running episodes whose task went silent (to be queued again)."""
+    now = now or timezone.now()
+    return list(
+        Episode.objects.filter(
+            status=Episode.Status.RUNNING,
+            heartbeat__lt=now - stale_after(),
+            run__status=Run.Status.RUNNING,
+        ).values_list("pk", flat=True)
+    )

@@ -1,0 +1,123 @@
+"""``python manage.py evaluate --agent SPEC``: queue a run on the workers, optionally follow it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evaluation.metrics import score_json
+from evaluation.prompts import LEVELS
+from leaderboard.evaluations import RunSpec, run_create
+from leaderboard.models import ModelEntry, Run
+from leaderboard.selectors import run_progress, run_results
+from leaderboard.services import model_entry_upsert
+
+BASELINE_NAMES = {"random": "Random", "oracle": "Oracle", "mirror-confused": "Mirror-confused"}
+FINAL = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.CANCELLED)
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(sorted({int(p) for p in text.split(",") if p.strip()}))
+    except ValueError:
+        levels = ()
+    if not levels or any(level not in LEVELS for level in levels):
+        raise ValueError(f"--levels must be a comma-separated list of 0, 1, 2, 3, got {text!r}")
+    return levels
+
+
+def model_for_agent(agent: str, name: str | None, kind: str | None) -> ModelEntry:
+    """Return the model entry a run of ``agent`` belongs to (baselines have fixed names)."""
+    provider, _, model = agent.partition(":")
+    default_name = BASELINE_NAMES.get(agent) or (
+        f"Scripted ({model})" if provider == "scripted" else model
+    )
+    name = name or default_name
+    existing = ModelEntry.objects.filter(name=name).first()
+    if existing is not None and kind is None:
+        return existing
+    default_kind = (
+        ModelEntry.Kind.BASELINE
+        if agent in BASELINE_NAMES or provider == "scripted"
+        else ModelEntry.Kind.PROPRIETARY
+    )
+    return model_entry_upsert(name=name, kind=kind or default_kind)
+
+
+class Command(BaseCommand):
+    help = "Queue an evaluation run on the Celery workers (start them with `make worker`)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--agent", required=True, help="as in `mirrorbench run`")
+        parser.add_argument("--base-url", default=None)
+        parser.add_argument("--levels", default="0,1,2,3")
+        parser.add_argument("--scenes", default="all")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--image-size", type=int, default=1024)
+        parser.add_argument("--image-history", type=int, default=1)
+        parser.add_argument("--model", default=None, help="model entry name (default from --agent)")
+        parser.add_argument("--kind", choices=ModelEntry.Kind.values, default=None)
+        parser.add_argument("--private", action="store_true", help="keep the run off public pages")
+        parser.add_argument("--wait", action="store_true", help="follow the run to its end")
+        parser.add_argument("--json", action="store_true", help="end with one JSON object")
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="give up waiting after S seconds"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            spec = RunSpec(
+                agent=options["agent"],
+                levels=_levels(options["levels"]),
+                scenes=options["scenes"],
+                base_url=options["base_url"],
+                seed=options["seed"],
+                image_size=options["image_size"],
+                image_history=options["image_history"],
+            )
+            entry = model_for_agent(options["agent"], options["model"], options["kind"])
+            visibility = Run.Visibility.PRIVATE if options["private"] else Run.Visibility.PUBLIC
+            run = run_create(model_entry=entry, spec=spec, visibility=visibility)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stderr.write(f"Queued run {run.pk} of {entry.name}: {run.episodes_expected} episodes")
+        if options["wait"]:
+            run = self._follow(run, options["timeout"])
+        if options["json"]:
+            run.refresh_from_db()
+            result = {
+                "run": run.pk,
+                "status": run.status,
+                "episodes": run.episodes_expected,
+                "metrics": score_json(run_results(run=run)),
+            }
+            self.stdout.write(json.dumps(result))
+
+    def _follow(self, run: Run, timeout: float | None) -> Run:
+        started = time.monotonic()
+        tty = sys.stderr.isatty()
+        last = ""
+        while True:
+            run.refresh_from_db()
+            p = run_progress(run=run)
+            done, total = p["episodes_done"], p["episodes_total"]
+            elapsed = time.monotonic() - started
+            eta = elapsed / done * (total - done) if done else 0
+            line = (
+                f"run {run.pk} {run.status}: {done}/{total} episodes | {p['steps']} steps | "
+                f"{p['bad']} bad responses | {p['episodes_error']} errors | ETA {eta:.0f}s"
+            )
+            if line != last and (tty or run.status in FINAL or int(elapsed) % 10 == 0):
+                self.stderr.write(("\r" if tty else "") + line, ending="" if tty else "\n")
+                last = line
+            if run.status in FINAL:
+                if tty:
+                    self.stderr.write("")
+                return run
+            if timeout is not None and elapsed > timeout:
+                raise CommandError(f"run {run.pk} still {run.status} after {timeout:.0f} s")
+            time.sleep(0.5)

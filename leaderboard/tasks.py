@@ -1,0 +1,45 @@
+"""Celery tasks: thin interfaces that take ids, call a service, and retry on database hiccups.
+
+Two queues (``CELERY_TASK_ROUTES`` in the settings): ``models`` (episodes: model calls are
+I/O-bound, many run at once) and ``render`` (frames: CPU- or GPU-bound). Every task is safe to
+run twice.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from leaderboard import evaluations
+
+
+@shared_task(
+    queue=MODELS_QUEUE, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True
+)
+def run_start(run_id: int) -> int:
+    """Start a run and queue one task per pending episode; return how many were queued."""
+    episode_ids = evaluations.run_start(run_id=run_id)
+    for episode_id in episode_ids:
+        episode_evaluate.delay(episode_id)
+    return len(episode_ids)
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def episode_evaluate(episode_id: int) -> str:
+    """Play one episode, storing every step as it happens."""
+    return evaluations.episode_evaluate(episode_id=episode_id)
+
+
+@shared_task
+def episodes_requeue_stale() -> int:
+    """Queue again the episodes whose task went silent (a worker died); return how many."""
+    episode_ids = evaluations.episodes_stale()
+    for episode_id in episode_ids:
+        episode_evaluate.delay(episode_id)
+    return len(episode_ids)
