@@ -13,9 +13,7 @@ from django.db import OperationalError
 from leaderboard import evaluations
 
 
-@shared_task(
-    queue=MODELS_QUEUE, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True
-)
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def run_start(run_id: int) -> int:
     """Start a run and queue one task per pending episode; return how many were queued."""
     episode_ids = evaluations.run_start(run_id=run_id)
