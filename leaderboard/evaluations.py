@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from evaluation.messages import GenerationParams
@@ -292,12 +292,23 @@ def run_cancel(*, run: Run) -> bool:
 
 
 def episodes_stale(*, now: Any = None) -> list[int]:
-    """Return the running episodes whose task went silent (to be queued again)."""
+    """Return the episodes to queue again because their task is gone.
+
+    Running episodes whose task went silent, and the pending episodes of running runs where
+    nothing has happened for as long: a broker without redelivery (the embedded one) loses the
+    messages a killed worker had taken. Queuing an episode twice is harmless (claims).
+    """
     now = now or timezone.now()
-    return list(
-        Episode.objects.filter(
-            status=Episode.Status.RUNNING,
-            heartbeat__lt=now - stale_after(),
-            run__status=Run.Status.RUNNING,
-        ).values_list("pk", flat=True)
+    cutoff = now - stale_after()
+    silent = Episode.objects.filter(
+        status=Episode.Status.RUNNING, heartbeat__lt=cutoff, run__status=Run.Status.RUNNING
+    ).values_list("pk", flat=True)
+    idle_runs = (
+        Run.objects.filter(status=Run.Status.RUNNING, started__lt=cutoff)
+        .annotate(last_beat=Max("episodes__heartbeat"))
+        .filter(Q(last_beat__lt=cutoff) | Q(last_beat__isnull=True))
     )
+    forgotten = Episode.objects.filter(
+        status=Episode.Status.PENDING, run__in=idle_runs
+    ).values_list("pk", flat=True)
+    return sorted({*silent, *forgotten})

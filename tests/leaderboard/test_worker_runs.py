@@ -57,3 +57,41 @@ def test_a_duplicated_task_does_nothing(worker, capsys):
     time.sleep(3)
     assert Step.objects.filter(episode__run=run).count() == steps
     assert Run.objects.get(pk=run.pk).status == "completed"
+
+
+def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatch):
+    from leaderboard.evaluations import RunSpec, run_create
+    from leaderboard.services import model_entry_upsert
+
+    fast_recovery = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "1"}
+    monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
+    first = start_worker(extra_env=fast_recovery)
+    entry = model_entry_upsert(name="Random", kind="baseline")
+    run = run_create(model_entry=entry, spec=RunSpec(agent="random"))
+    deadline = time.monotonic() + 120
+    while Episode.objects.filter(run=run, status="completed").count() < 30:
+        assert time.monotonic() < deadline, "the first worker made no progress"
+        time.sleep(0.2)
+    stop_worker(first, kill=True)
+    assert Episode.objects.filter(run=run, status__in=["pending", "running"]).exists()
+    interrupted = {
+        e.pk: e.steps_taken
+        for e in Episode.objects.filter(run=run, status="running", steps_taken__gt=0)
+    }
+    second = start_worker(extra_env=fast_recovery)
+    try:
+        deadline = time.monotonic() + 240
+        while Run.objects.get(pk=run.pk).status != "completed":
+            assert time.monotonic() < deadline, "the run did not complete after the restart"
+            time.sleep(0.5)
+    finally:
+        stop_worker(second)
+    # Every episode has exactly its steps: none lost, none written twice.
+    for episode in Episode.objects.filter(run=run).prefetch_related("steps"):
+        indices = [s.index for s in episode.steps.all()]
+        assert indices == list(range(len(episode.distances) - 1)), episode
+        assert episode.status == "completed"
+    # Episodes cut off mid-way were taken over and continued, not started again.
+    for episode in Episode.objects.filter(pk__in=interrupted):
+        assert episode.attempts >= 2
+        assert episode.steps_taken >= interrupted[episode.pk]
