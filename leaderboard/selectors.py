@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from evaluation.metrics import METRICS, TRACKS, EpisodeResult, track_table
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
@@ -287,11 +288,17 @@ def run_tables(run: Run) -> list[dict[str, Any]]:
     return tables
 
 
-def run_episodes(*, run_id: int) -> tuple[Run, QuerySet[Episode]]:
-    """Return a public run and its episodes with their scenes (two queries when iterated)."""
-    run = Run.objects.select_related("model_entry", "benchmark").get(
-        pk=run_id, visibility=Run.Visibility.PUBLIC
-    )
+def run_visible(*, run_id: int, user: Any) -> Run:
+    """Return a run that ``user`` may see: a public run, or their own private one."""
+    visible = Q(visibility=Run.Visibility.PUBLIC)
+    if user is not None and user.is_authenticated:
+        visible |= Q(owner=user)
+    return Run.objects.select_related("model_entry", "benchmark").get(visible, pk=run_id)
+
+
+def run_episodes(*, run_id: int, user: Any = None) -> tuple[Run, QuerySet[Episode]]:
+    """Return a run the user may see and its episodes with their scenes (two queries)."""
+    run = run_visible(run_id=run_id, user=user)
     return run, run.episodes.select_related("scene").order_by("level", "scene_id")
 
 
@@ -374,6 +381,10 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         output_tokens=Coalesce(Sum("output_tokens"), 0),
     )
     done = counts.get(Episode.Status.COMPLETED, 0) + counts.get(Episode.Status.ERROR, 0)
+    elapsed = (
+        ((run.finished or timezone.now()) - run.started).total_seconds() if run.started else 0.0
+    )
+    remaining = run.episodes_expected - done
     return {
         "run": run.pk,
         "status": run.status,
@@ -381,6 +392,8 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         "episodes_done": done,
         "episodes_running": counts.get(Episode.Status.RUNNING, 0),
         "episodes_error": counts.get(Episode.Status.ERROR, 0),
+        "elapsed_s": round(elapsed, 1),
+        "eta_s": round(elapsed / done * remaining, 1) if done and remaining else None,
         **steps,
     }
 

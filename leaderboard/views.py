@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import io
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
-from evaluation.metrics import METRICS, TRACKS
+from evaluation.metrics import METRICS, TRACKS, score_json
+from leaderboard.evaluations import run_cancel
 from leaderboard.forms import LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
@@ -16,9 +19,14 @@ from leaderboard.selectors import (
     leaderboard_table,
     model_entry_detail,
     run_episodes,
+    run_progress,
+    run_results,
     run_tables,
+    run_visible,
     tracks_page,
 )
+
+ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
 TABS = [
     ("overall", "Overall"),
@@ -140,10 +148,42 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        run, episodes = run_episodes(run_id=run_id)
+        run, episodes = run_episodes(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
-        raise Http404(f"no public run {run_id}") from None
-    return render(request, "leaderboard/run.html", {"run": run, "episodes": episodes})
+        raise Http404(f"no run {run_id} that you may see") from None
+    context = {
+        "run": run,
+        "episodes": episodes,
+        "active": run.status in ACTIVE,
+        "can_cancel": run.status in ACTIVE
+        and request.user.is_authenticated
+        and run.owner_id == request.user.pk,
+        "progress": run_progress(run=run),
+    }
+    return render(request, "leaderboard/run.html", context)
+
+
+def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    try:
+        run = run_visible(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    progress = run_progress(run=run)
+    scores = score_json(run_results(run=run))
+    overall = {
+        level: (table.get("overall") or {}).get("avg") for level, table in scores["levels"].items()
+    }
+    return JsonResponse({**progress, "avg_by_level": overall})
+
+
+@require_POST
+@login_required
+def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = Run.objects.filter(pk=run_id, owner_id=request.user.pk).first()
+    if run is None:
+        raise Http404(f"no run {run_id} of yours")
+    run_cancel(run=run)
+    return redirect("leaderboard:run", run_id=run_id)
 
 
 def about(request: HttpRequest) -> HttpResponse:

@@ -6,5 +6,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.api_urls")),
+    path("accounts/", include("django.contrib.auth.urls")),
     path("", include("leaderboard.urls")),
 ]

@@ -71,3 +71,30 @@
 
   restoreFocus();
 })();
+
+// A run in progress: refresh its counters every two seconds until it ends, then reload once
+// to show the finished episodes and scores.
+(function () {
+  "use strict";
+  var section = document.querySelector("section.progress[data-url]");
+  if (!section || !window.fetch) { return; }
+  var bar = section.querySelector("progress");
+  function tick() {
+    fetch(section.dataset.url, { headers: { Accept: "application/json" } })
+      .then(function (response) { return response.json(); })
+      .then(function (data) {
+        section.querySelectorAll("[data-field]").forEach(function (el) {
+          var value = data[el.dataset.field];
+          el.textContent = value === null || value === undefined ? "\u2014" : value;
+        });
+        if (bar) { bar.value = data.episodes_done; }
+        if (data.status === "pending" || data.status === "running") {
+          setTimeout(tick, 2000);
+        } else {
+          window.location.reload();
+        }
+      })
+      .catch(function () { setTimeout(tick, 5000); });
+  }
+  setTimeout(tick, 2000);
+})();

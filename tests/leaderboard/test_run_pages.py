@@ -1,0 +1,80 @@
+"""The run page of a server run: progress, its JSON, cancelling, who sees what."""
+
+import pytest
+from django.contrib.auth.models import User
+
+from leaderboard.evaluations import RunSpec, run_create
+from leaderboard.models import Episode, Run
+from leaderboard.services import model_entry_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice():
+    return User.objects.create_user("alice", password="alice-pw")
+
+
+@pytest.fixture
+def bob():
+    return User.objects.create_user("bob", password="bob-pw")
+
+
+@pytest.fixture
+def running_run(alice, django_capture_on_commit_callbacks):
+    entry = model_entry_upsert(name="Oracle", kind="baseline")
+    with django_capture_on_commit_callbacks(execute=False):
+        run = run_create(
+            model_entry=entry,
+            spec=RunSpec(agent="oracle", scenes="robot", levels=(0,)),
+            owner=alice,
+        )
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
+    first = Episode.objects.select_related("scene").filter(run=run).first()
+    d0 = first.scene.d0_steps
+    Episode.objects.filter(pk=first.pk).update(
+        status=Episode.Status.COMPLETED, distances=list(range(d0, 0, -1)), success=True
+    )
+    return Run.objects.get(pk=run.pk)
+
+
+def test_the_run_page_shows_live_progress(client, running_run):
+    content = client.get(f"/runs/{running_run.pk}/").content.decode()
+    assert f'data-url="/runs/{running_run.pk}/progress.json"' in content
+    assert "of 18 episodes" in content and "<progress" in content
+
+
+def test_the_progress_json_counts_episodes_steps_and_bad_responses(client, running_run):
+    data = client.get(f"/runs/{running_run.pk}/progress.json").json()
+    assert data["status"] == "running"
+    assert data["episodes_total"] == 18 and data["episodes_done"] == 1
+    assert set(data) >= {"steps", "bad", "episodes_error", "eta_s", "input_tokens", "avg_by_level"}
+
+
+def test_only_the_owner_sees_the_cancel_button_and_can_cancel(client, running_run, alice, bob):
+    assert "Cancel this run" not in client.get(f"/runs/{running_run.pk}/").content.decode()
+    client.force_login(bob)
+    assert "Cancel this run" not in client.get(f"/runs/{running_run.pk}/").content.decode()
+    assert client.post(f"/runs/{running_run.pk}/cancel/").status_code == 404
+    assert Run.objects.get(pk=running_run.pk).status == "running"
+    client.force_login(alice)
+    assert "Cancel this run" in client.get(f"/runs/{running_run.pk}/").content.decode()
+    response = client.post(f"/runs/{running_run.pk}/cancel/")
+    assert response.status_code == 302
+    assert Run.objects.get(pk=running_run.pk).status == "cancelled"
+
+
+def test_cancelling_needs_a_signed_in_post(client, running_run):
+    assert client.get(f"/runs/{running_run.pk}/cancel/").status_code == 405
+    response = client.post(f"/runs/{running_run.pk}/cancel/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_private_run_is_seen_by_its_owner_only(client, running_run, alice, bob):
+    Run.objects.filter(pk=running_run.pk).update(visibility=Run.Visibility.PRIVATE)
+    assert client.get(f"/runs/{running_run.pk}/").status_code == 404
+    assert client.get(f"/runs/{running_run.pk}/progress.json").status_code == 404
+    client.force_login(bob)
+    assert client.get(f"/runs/{running_run.pk}/").status_code == 404
+    client.force_login(alice)
+    assert client.get(f"/runs/{running_run.pk}/").status_code == 200
