@@ -95,3 +95,33 @@ def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatc
     for episode in Episode.objects.filter(pk__in=interrupted):
         assert episode.attempts >= 2
         assert episode.steps_taken >= interrupted[episode.pk]
+
+
+def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled():
+    from leaderboard.evaluations import RunSpec, run_cancel, run_create
+    from leaderboard.services import model_entry_upsert
+    from tests.evaluation.fake_providers import FakeOpenAI, Scripted
+
+    with FakeOpenAI() as fake:
+        fake.enqueue(*[Scripted(200, delay_s=0.15)] * 2000)
+        worker = start_worker()
+        try:
+            entry = model_entry_upsert(name="fake-vl", kind="open-weights")
+            spec = RunSpec(agent="openai:fake-vl", base_url=fake.base_url, image_size=32)
+            run = run_create(model_entry=entry, spec=spec)
+            deadline = time.monotonic() + 120
+            while Step.objects.filter(episode__run=run).count() < 10:
+                assert time.monotonic() < deadline, "no step stored"
+                time.sleep(0.2)
+            step = Step.objects.filter(episode__run=run).order_by("pk").first()
+            assert step.response.endswith("Choice: [2]") and step.option == 2
+            assert step.input_tokens is not None and step.frame_key
+            assert run_cancel(run=Run.objects.get(pk=run.pk))
+            time.sleep(2)  # requests in flight finish; nothing new starts
+            settled = Step.objects.filter(episode__run=run).count()
+            time.sleep(2)
+            assert Step.objects.filter(episode__run=run).count() == settled
+            assert Run.objects.get(pk=run.pk).status == "cancelled"
+            assert len(fake.requests) <= settled + 2
+        finally:
+            stop_worker(worker)
