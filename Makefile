@@ -26,16 +26,14 @@ system-deps:
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
+WORKER_CONCURRENCY ?= 4
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_reference_results
 	@test -f $(DATA_DIR)/gallery/index.html || $(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
 	@echo "Scene gallery: $(DATA_DIR)/gallery/index.html"
-	@echo "Leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"
-	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
-
-WORKER_CONCURRENCY ?= 4
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT) --concurrency $(WORKER_CONCURRENCY)
 
 # One worker in the foreground on both queues, with the stale-episode check (beat) embedded.
 worker: install

@@ -312,3 +312,29 @@ def episodes_stale(*, now: Any = None) -> list[int]:
         status=Episode.Status.PENDING, run__in=idle_runs
     ).values_list("pk", flat=True)
     return sorted({*silent, *forgotten})
+
+
+BASELINE_AGENTS = {"random": "Random", "oracle": "Oracle"}
+
+
+def baseline_runs_ensure() -> list[Run]:
+    """Queue a full run of each baseline agent that has no run evaluated here yet.
+
+    Idempotent: a baseline with a pending, running or completed run is left alone, so a second
+    ``make run`` reuses what exists.
+    """
+    from leaderboard.services import model_entry_upsert
+
+    created = []
+    for agent, name in BASELINE_AGENTS.items():
+        entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
+            name=name, kind=ModelEntry.Kind.BASELINE
+        )
+        exists = Run.objects.filter(
+            model_entry=entry,
+            source=Run.Source.EVALUATED,
+            status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
+        ).exists()
+        if not exists:
+            created.append(run_create(model_entry=entry, spec=RunSpec(agent=agent)))
+    return created
