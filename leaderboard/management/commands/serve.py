@@ -6,6 +6,7 @@ Queues the baseline runs that are missing, starts one Celery worker (embedded br
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -16,6 +17,19 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from leaderboard.evaluations import baseline_runs_ensure
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _die_with_parent() -> None:
+    """In the worker: get SIGTERM if this command dies without stopping it (Linux only)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 class Command(BaseCommand):
@@ -52,7 +66,10 @@ class Command(BaseCommand):
                 "warning",
             ],
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
+        # A plain kill (SIGTERM) stops the worker too, like Ctrl-C does.
+        signal.signal(signal.SIGTERM, _interrupt)
         url = f"http://{options['host']}:{options['port']}/"
         self.stdout.write(f"Worker started (pid {worker.pid}). MirrorBench at {url} (Ctrl-C stops)")
         try:
