@@ -59,9 +59,15 @@ class FrameSource:
     """
 
     def __init__(
-        self, size: int, make_renderer: RendererFactory = _default_renderer, keep: int = 512
+        self,
+        size: int,
+        make_renderer: RendererFactory = _default_renderer,
+        keep: int = 512,
+        on_render: Callable[[str, bytes], object] | None = None,
     ) -> None:
+        """``on_render(key, png)`` is called with each newly rendered frame (e.g. to store it)."""
         self.size = size
+        self._on_render = on_render
         self._make_renderer = make_renderer
         self._keep = keep
         self._pngs: OrderedDict[str, bytes] = OrderedDict()
@@ -89,6 +95,8 @@ class FrameSource:
                     renderer.load(scene)
                 renderer.set_hand(cell)
                 png = encode_png(renderer.render(self.size))
+                if self._on_render is not None:
+                    self._on_render(key, png)
                 with self._lock:
                     self.rendered += 1
                     self._pngs[key] = png

@@ -22,6 +22,7 @@ from evaluation.messages import GenerationParams
 from evaluation.prompts import LEVELS
 from evaluation.run_command import AgentSpecError, data_dir, make_agent_factory
 from evaluation.runner import FrameSource, run_episode
+from leaderboard.frames import frame_store
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.services import _list, benchmark_current, run_scores_refresh
 from simulation.catalogue import get_scene, scene_set, select_scenes
@@ -224,7 +225,11 @@ def episode_evaluate(*, episode_id: int) -> str:
         cache=_response_cache(spec["agent"]),
     )
     agent = factory()
-    frames = FrameSource(spec["image_size"]) if agent.needs_images else None
+    frames = (
+        FrameSource(spec["image_size"], on_render=lambda key, png: frame_store(key=key, png=png))
+        if agent.needs_images
+        else None
+    )
     try:
         record = run_episode(
             get_scene(episode.scene.scene_id),
@@ -251,8 +256,15 @@ def episode_evaluate(*, episode_id: int) -> str:
     )
     if done != 1:
         return "lost"
+    _queue_frames(episode_id, spec["image_size"])
     run_finish_if_done(run_id=episode.run_id)
     return str(record["status"])
+
+
+def _queue_frames(episode_id: int, size: int) -> None:
+    from leaderboard.tasks import episode_render_frames
+
+    transaction.on_commit(lambda: episode_render_frames.delay(episode_id, size))
 
 
 def _response_cache(agent: str) -> Any:

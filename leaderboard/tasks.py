@@ -41,3 +41,12 @@ def episodes_requeue_stale() -> int:
     for episode_id in episode_ids:
         episode_evaluate.delay(episode_id)
     return len(episode_ids)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+def episode_render_frames(episode_id: int, size: int) -> dict[str, int]:
+    """Render and store the frames of one episode that are missing (render queue)."""
+    from leaderboard.frames import episode_frames_render
+
+    count = episode_frames_render(episode_id=episode_id, size=size)
+    return {"rendered": count.rendered, "reused": count.reused}

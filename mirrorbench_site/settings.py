@@ -104,8 +104,27 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
+# Frames and other media: local files under the data directory, or an S3 bucket (AWS or any
+# S3-compatible server) when MIRRORBENCH_S3_BUCKET is set. Credentials come from the usual
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables (boto3 reads them), never from here.
+S3_BUCKET = envstr("MIRRORBENCH_S3_BUCKET", "")
+if S3_BUCKET:
+    _media_storage: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "region_name": envstr("MIRRORBENCH_S3_REGION", "") or None,
+            "endpoint_url": envstr("MIRRORBENCH_S3_ENDPOINT_URL", "") or None,
+            "location": envstr("MIRRORBENCH_S3_PREFIX", ""),
+            "file_overwrite": False,
+            "default_acl": None,
+            "querystring_auth": envbool("MIRRORBENCH_S3_SIGNED_URLS", True),
+        },
+    }
+else:
+    _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media_storage,
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if envbool("MIRRORBENCH_MANIFEST_STATIC", False)
@@ -162,7 +181,7 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.run_start": {"queue": "models"},
     "leaderboard.tasks.episode_evaluate": {"queue": "models"},
     "leaderboard.tasks.episodes_requeue_stale": {"queue": "models"},
-    "leaderboard.tasks.*_render*": {"queue": "render"},
+    "leaderboard.tasks.episode_render_frames": {"queue": "render"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {

@@ -1,0 +1,98 @@
+"""Frames of stored episodes, kept through Django's storage API (local files or S3).
+
+Keys are content addresses from the simulator's ``frame_key``: a frame that exists is never
+rendered or stored twice, across all runs and models. Each frame is kept as a lossless PNG
+(what models saw) and a smaller WebP (for the replay viewer).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from PIL import Image
+
+from leaderboard.models import Episode, Step
+from simulation.catalogue import Scene, get_scene
+from simulation.dynamics import Vec3
+from simulation.render import Renderer, frame_key, renderer_version
+
+WEBP_QUALITY = 80
+
+
+def frame_path(key: str, extension: str) -> str:
+    """Return the storage path of a frame: ``frames/ab/<key>.<ext>`` (sharded by prefix)."""
+    return f"frames/{key[:2]}/{key}.{extension}"
+
+
+def frame_exists(key: str) -> bool:
+    """Return whether both files of a frame are stored."""
+    return default_storage.exists(frame_path(key, "png")) and default_storage.exists(
+        frame_path(key, "webp")
+    )
+
+
+def frame_store(*, key: str, png: bytes) -> bool:
+    """Store a frame's PNG and its WebP under its key; return False if it was already there."""
+    if frame_exists(key):
+        return False
+    webp = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").save(webp, format="WEBP", quality=WEBP_QUALITY)
+    for extension, data in (("png", png), ("webp", webp.getvalue())):
+        path = frame_path(key, extension)
+        if not default_storage.exists(path):
+            default_storage.save(path, ContentFile(data))
+    return True
+
+
+def episode_cells(episode: Episode) -> list[Vec3]:
+    """Return every hand cell an episode showed: the start, then the cell after each step."""
+    cells: list[Vec3] = [(0, 0, 0)]
+    for step in Step.objects.filter(episode=episode).order_by("index").only("hand_cell"):
+        x, y, z = step.hand_cell
+        cells.append((x, y, z))
+    return cells
+
+
+@dataclass
+class FrameCount:
+    rendered: int = 0
+    reused: int = 0
+
+
+def _default_renderer() -> Renderer:
+    from simulation.mujoco_backend import MujocoRenderer
+
+    return MujocoRenderer()
+
+
+def episode_frames_render(
+    *, episode_id: int, size: int, make_renderer: Callable[[], Renderer] = _default_renderer
+) -> FrameCount:
+    """Render and store the frames of an episode that are not stored yet."""
+    from evaluation.runner import encode_png
+
+    episode = Episode.objects.select_related("scene").get(pk=episode_id)
+    scene: Scene = get_scene(episode.scene.scene_id)
+    version = renderer_version()
+    count = FrameCount()
+    renderer: Renderer | None = None
+    try:
+        for cell in dict.fromkeys(episode_cells(episode)):
+            key = frame_key(version, scene.id, cell, size)
+            if frame_exists(key):
+                count.reused += 1
+                continue
+            if renderer is None:
+                renderer = make_renderer()
+                renderer.load(scene)
+            renderer.set_hand(cell)
+            frame_store(key=key, png=encode_png(renderer.render(size)))
+            count.rendered += 1
+    finally:
+        if renderer is not None:
+            renderer.close()
+    return count

@@ -1,0 +1,111 @@
+"""Frames in storage: local files by default, and a real S3-compatible server on loopback."""
+
+import pytest
+from django.core.files.storage import default_storage, storages
+from django.test import override_settings
+
+from leaderboard.frames import episode_frames_render, frame_exists, frame_path, frame_store
+from leaderboard.models import Episode
+from simulation.render import frame_key, renderer_version
+from tests.leaderboard.factories import import_run, make_bundle
+
+pytestmark = pytest.mark.django_db
+SIZE = 48
+
+
+@pytest.fixture
+def episode(tmp_path):
+    bundle = make_bundle(
+        tmp_path / "b.jsonl", "oracle", scenes="tienkung-allegro-logo_0", levels=(0,)
+    )
+    run = import_run(bundle, "Oracle", kind="baseline")
+    return Episode.objects.get(run=run)
+
+
+def test_an_episodes_frames_are_stored_as_png_and_webp_under_their_keys(
+    episode, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    count = episode_frames_render(episode_id=episode.pk, size=SIZE)
+    assert count.rendered == len(episode.distances) and count.reused == 0
+    key = frame_key(renderer_version(), episode.scene.scene_id, (0, 0, 0), SIZE)
+    assert frame_exists(key)
+    with default_storage.open(frame_path(key, "png")) as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    with default_storage.open(frame_path(key, "webp")) as f:
+        assert f.read(12)[8:12] == b"WEBP"
+
+
+def test_a_frame_that_exists_is_never_rendered_or_stored_twice(episode, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    episode_frames_render(episode_id=episode.pk, size=SIZE)
+    again = episode_frames_render(episode_id=episode.pk, size=SIZE)
+    assert again.rendered == 0 and again.reused == len(episode.distances)
+    assert frame_store(key="ab" * 20, png=_png()) is True
+    assert frame_store(key="ab" * 20, png=_png()) is False
+
+
+def _png():
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def s3_server():
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def test_frames_land_in_an_s3_bucket_under_their_content_keys(episode, s3_server, monkeypatch):
+    import boto3
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    client.create_bucket(Bucket="frames-test")
+    s3 = {
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": "frames-test",
+                "endpoint_url": s3_server,
+                "region_name": "us-east-1",
+                "file_overwrite": False,
+                "default_acl": None,
+            },
+        },
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    with override_settings(STORAGES=s3):
+        storages._storages.clear()
+        try:
+            count = episode_frames_render(episode_id=episode.pk, size=SIZE)
+            keys = sorted(
+                o["Key"] for o in client.list_objects_v2(Bucket="frames-test")["Contents"]
+            )
+            assert count.rendered == len(episode.distances)
+            assert len(keys) == 2 * count.rendered
+            assert all(k.startswith("frames/") and k.endswith((".png", ".webp")) for k in keys)
+            stamps = {
+                o["Key"]: o["LastModified"]
+                for o in client.list_objects_v2(Bucket="frames-test")["Contents"]
+            }
+            again = episode_frames_render(episode_id=episode.pk, size=SIZE)
+            assert again.rendered == 0
+            after = {
+                o["Key"]: o["LastModified"]
+                for o in client.list_objects_v2(Bucket="frames-test")["Contents"]
+            }
+            assert after == stamps  # nothing uploaded again
+        finally:
+            storages._storages.clear()
