@@ -256,15 +256,15 @@ def episode_evaluate(*, episode_id: int) -> str:
     )
     if done != 1:
         return "lost"
-    _queue_frames(episode_id, spec["image_size"])
     run_finish_if_done(run_id=episode.run_id)
     return str(record["status"])
 
 
-def _queue_frames(episode_id: int, size: int) -> None:
-    from leaderboard.tasks import episode_render_frames
+def _queue_frames(run: Run) -> None:
+    from leaderboard.tasks import run_render_frames
 
-    transaction.on_commit(lambda: episode_render_frames.delay(episode_id, size))
+    size = run.spec.get("image_size", DEFAULT_SIZE)
+    transaction.on_commit(lambda: run_render_frames.delay(run.pk, size))
 
 
 def _response_cache(agent: str) -> Any:
@@ -292,6 +292,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         full = run.episodes.count() == len(scene_set()) * len(LEVELS) and errors == 0
         if full and run.visibility == Run.Visibility.PUBLIC:
             _list(run)
+        _queue_frames(run)
     return True
 
 

@@ -8,7 +8,8 @@ rendered or stored twice, across all runs and models. Each frame is kept as a lo
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
@@ -69,30 +70,74 @@ def _default_renderer() -> Renderer:
     return MujocoRenderer()
 
 
+_local = threading.local()
+
+
+def _thread_renderer(scene: Scene, make_renderer: Callable[[], Renderer]) -> Renderer:
+    """Return this thread's renderer with ``scene`` loaded (an OpenGL context is per thread).
+
+    A render worker keeps one renderer per thread for its whole life and reloads it only when
+    the scene changes: making a context and compiling a scene cost more than a frame.
+    """
+    cached = getattr(_local, "renderer", None)
+    if cached is None or _local.factory is not make_renderer:
+        if cached is not None:
+            cached.close()
+        cached = make_renderer()
+        _local.renderer, _local.factory, _local.scene_id = cached, make_renderer, None
+    if _local.scene_id != scene.id:
+        cached.load(scene)
+        _local.scene_id = scene.id
+    return cached
+
+
+def frames_render(
+    *,
+    scene_id: str,
+    cells: Iterable[Vec3],
+    size: int,
+    make_renderer: Callable[[], Renderer] = _default_renderer,
+) -> FrameCount:
+    """Render and store the frames of ``scene_id`` at ``cells`` that are not stored yet."""
+    from evaluation.runner import encode_png
+
+    scene: Scene = get_scene(scene_id)
+    version = renderer_version()
+    count = FrameCount()
+    for cell in dict.fromkeys(cells):
+        key = frame_key(version, scene.id, cell, size)
+        if frame_exists(key):
+            count.reused += 1
+            continue
+        renderer = _thread_renderer(scene, make_renderer)
+        renderer.set_hand(cell)
+        frame_store(key=key, png=encode_png(renderer.render(size)))
+        count.rendered += 1
+    return count
+
+
 def episode_frames_render(
     *, episode_id: int, size: int, make_renderer: Callable[[], Renderer] = _default_renderer
 ) -> FrameCount:
     """Render and store the frames of an episode that are not stored yet."""
-    from evaluation.runner import encode_png
-
     episode = Episode.objects.select_related("scene").get(pk=episode_id)
-    scene: Scene = get_scene(episode.scene.scene_id)
-    version = renderer_version()
-    count = FrameCount()
-    renderer: Renderer | None = None
-    try:
-        for cell in dict.fromkeys(episode_cells(episode)):
-            key = frame_key(version, scene.id, cell, size)
-            if frame_exists(key):
-                count.reused += 1
-                continue
-            if renderer is None:
-                renderer = make_renderer()
-                renderer.load(scene)
-            renderer.set_hand(cell)
-            frame_store(key=key, png=encode_png(renderer.render(size)))
-            count.rendered += 1
-    finally:
-        if renderer is not None:
-            renderer.close()
-    return count
+    return frames_render(
+        scene_id=episode.scene.scene_id,
+        cells=episode_cells(episode),
+        size=size,
+        make_renderer=make_renderer,
+    )
+
+
+def run_scene_cells(*, run_id: int) -> dict[str, list[Vec3]]:
+    """Return, for each scene of a run, every hand cell its episodes showed (two queries)."""
+    cells: dict[str, list[Vec3]] = {}
+    scene_of = dict(Episode.objects.filter(run_id=run_id).values_list("pk", "scene__scene_id"))
+    for scene_id in scene_of.values():
+        cells.setdefault(scene_id, [(0, 0, 0)])
+    for episode_id, cell in Step.objects.filter(episode__run_id=run_id).values_list(
+        "episode_id", "hand_cell"
+    ):
+        x, y, z = cell
+        cells[scene_of[episode_id]].append((x, y, z))
+    return cells

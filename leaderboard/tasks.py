@@ -44,9 +44,20 @@ def episodes_requeue_stale() -> int:
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
-def episode_render_frames(episode_id: int, size: int) -> dict[str, int]:
-    """Render and store the frames of one episode that are missing (render queue)."""
-    from leaderboard.frames import episode_frames_render
+def run_render_frames(run_id: int, size: int) -> int:
+    """Queue one frame task per scene of a finished run (render queue); return how many."""
+    from leaderboard.frames import run_scene_cells
 
-    count = episode_frames_render(episode_id=episode_id, size=size)
+    scenes = run_scene_cells(run_id=run_id)
+    for scene_id, cells in scenes.items():
+        scene_render_frames.delay(scene_id, [list(c) for c in dict.fromkeys(cells)], size)
+    return len(scenes)
+
+
+@shared_task(acks_late=True)
+def scene_render_frames(scene_id: str, cells: list[list[int]], size: int) -> dict[str, int]:
+    """Render and store the missing frames of one scene (render queue)."""
+    from leaderboard.frames import frames_render
+
+    count = frames_render(scene_id=scene_id, cells=[(c[0], c[1], c[2]) for c in cells], size=size)
     return {"rendered": count.rendered, "reused": count.reused}

@@ -181,7 +181,8 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.run_start": {"queue": "models"},
     "leaderboard.tasks.episode_evaluate": {"queue": "models"},
     "leaderboard.tasks.episodes_requeue_stale": {"queue": "models"},
-    "leaderboard.tasks.episode_render_frames": {"queue": "render"},
+    "leaderboard.tasks.run_render_frames": {"queue": "render"},
+    "leaderboard.tasks.scene_render_frames": {"queue": "render"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {

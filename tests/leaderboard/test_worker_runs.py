@@ -23,7 +23,8 @@ def worker():
 
 
 def evaluate(capsys, *args):
-    call_command("evaluate", *args, "--wait", "--json", "--timeout", "300")
+    # Small frames: every finished episode queues its frames on the render queue.
+    call_command("evaluate", *args, "--image-size", "48", "--wait", "--json", "--timeout", "300")
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
@@ -67,7 +68,7 @@ def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatc
     monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
     first = start_worker(extra_env=fast_recovery)
     entry = model_entry_upsert(name="Random", kind="baseline")
-    run = run_create(model_entry=entry, spec=RunSpec(agent="random"))
+    run = run_create(model_entry=entry, spec=RunSpec(agent="random", image_size=48))
     deadline = time.monotonic() + 120
     while Episode.objects.filter(run=run, status="completed").count() < 30:
         assert time.monotonic() < deadline, "the first worker made no progress"
@@ -125,3 +126,89 @@ def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_canc
             assert len(fake.requests) <= settled + 2
         finally:
             stop_worker(worker)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    import shutil
+    import socket
+    import subprocess
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (make test installs it: scripts/test-deps.sh)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_a_run_completes_with_a_redis_broker(redis_url):
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+    from django.db import connection
+
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": redis_url,
+        "MIRRORBENCH_DATA_DIR": str(settings.DATA_DIR),
+        "MIRRORBENCH_SQLITE_PATH": str(connection.settings_dict["NAME"]),
+    }
+    worker = start_worker(extra_env={"CELERY_BROKER_URL": redis_url})
+    try:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "manage.py",
+                "evaluate",
+                "--agent",
+                "random",
+                "--scenes",
+                "robot",
+                "--levels",
+                "0,3",
+                "--wait",
+                "--json",
+                "--timeout",
+                "120",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        stop_worker(worker)
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["status"] == "completed" and data["episodes"] == 36
+    assert set(data["metrics"]) == {"levels", "overall"}
+    assert Episode.objects.filter(run_id=data["run"], status="completed").count() == 36

@@ -16,7 +16,15 @@ from django.db import connection
 def start_worker(
     *, extra_env: dict[str, str] | None = None, concurrency: int = 2
 ) -> subprocess.Popen[bytes]:
-    """Start ``celery worker -B`` on both queues against the test database; return the process."""
+    """Start ``celery worker -B`` on both queues against the test database; return the process.
+
+    The embedded broker's queue folder is emptied first: messages left by an earlier test
+    (frames of its runs) would otherwise keep this worker busy.
+    """
+    queue = Path(settings.CELERY_BROKER_DIR) / "queue"
+    if queue.is_dir():
+        for message in queue.iterdir():
+            message.unlink(missing_ok=True)
     env = {
         **os.environ,
         "MIRRORBENCH_DATA_DIR": str(settings.DATA_DIR),

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from leaderboard.frames import episode_frames_render
+from leaderboard.frames import episode_cells, episode_frames_render
 from leaderboard.models import Episode
 
 
@@ -30,9 +30,11 @@ class Command(BaseCommand):
         for episode_id, spec, metadata in episodes.values_list("pk", "run__spec", "run__metadata"):
             size = options["size"] or _image_size(spec, metadata)
             if options["queue"]:
-                from leaderboard.tasks import episode_render_frames
+                from leaderboard.tasks import scene_render_frames
 
-                episode_render_frames.delay(episode_id, size)
+                episode = Episode.objects.select_related("scene").get(pk=episode_id)
+                cells = [list(c) for c in episode_cells(episode)]
+                scene_render_frames.delay(episode.scene.scene_id, cells, size)
                 continue
             count = episode_frames_render(episode_id=episode_id, size=size)
             rendered, reused = rendered + count.rendered, reused + count.reused
