@@ -247,9 +247,15 @@ def public_base_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _resolve_api_key(api_key_env: str, base_url: str) -> tuple[str, bool]:
-    """The key to send and whether it is a real secret (to redact), from the environment only."""
-    key = os.environ.get(api_key_env, "").strip()
+def _resolve_api_key(
+    api_key_env: str, base_url: str, api_key: str | None = None
+) -> tuple[str, bool]:
+    """The key to send and whether it is a real secret (to redact).
+
+    The command line reads keys from the environment only; a server that holds a user's key
+    (encrypted at rest) passes it as ``api_key``.
+    """
+    key = (api_key or os.environ.get(api_key_env, "")).strip()
     if key:
         return key, True
     if _is_loopback(base_url):
@@ -315,6 +321,7 @@ class _ChatAdapter:
         retry: RetryPolicy,
         timeout_s: float,
         sleep: Callable[[float], None],
+        api_key: str | None = None,
     ) -> None:
         if not model:
             raise ValueError("model must be a non-empty model name")
@@ -325,7 +332,7 @@ class _ChatAdapter:
         self.api_key_env = api_key_env
         self._sleep = sleep
         self._base_url = base_url or self._default_base_url
-        key, secret = _resolve_api_key(api_key_env, self._base_url)
+        key, secret = _resolve_api_key(api_key_env, self._base_url, api_key)
         self._secret: str | None = key if secret else None
         self._not_sent: dict[str, str] = {}
         self._sdk = self._make_sdk_client(key)
@@ -552,6 +559,7 @@ class OpenAIChatClient(_ChatAdapter):
         retry: RetryPolicy = RetryPolicy(),
         timeout_s: float = 120,
         sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
     ) -> None:
         self._tokens_param = "max_tokens"
         super().__init__(
@@ -562,6 +570,7 @@ class OpenAIChatClient(_ChatAdapter):
             retry=retry,
             timeout_s=timeout_s,
             sleep=sleep,
+            api_key=api_key,
         )
         if params.seed is None:
             self._not_sent["seed"] = "params.seed is None"
@@ -699,6 +708,7 @@ class AnthropicClient(_ChatAdapter):
         retry: RetryPolicy = RetryPolicy(),
         timeout_s: float = 120,
         sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -708,6 +718,7 @@ class AnthropicClient(_ChatAdapter):
             retry=retry,
             timeout_s=timeout_s,
             sleep=sleep,
+            api_key=api_key,
         )
         self._not_sent["seed"] = "the Anthropic API has no seed parameter"
 
@@ -818,6 +829,7 @@ def make_client(
     *,
     base_url: str | None = None,
     params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
+    api_key: str | None = None,
 ) -> ModelClient:
     """Build a client from ``"PROVIDER:MODEL"``, e.g. ``"openai:qwen2.5-vl:7b"``.
 
@@ -837,7 +849,9 @@ def make_client(
         )
     if provider not in PROVIDERS:
         raise ValueError(f"unknown provider {provider!r} in {spec!r}; valid providers: {valid}")
-    return PROVIDERS[provider](model, base_url=base_url, params=params, sleep=_sleep)
+    return PROVIDERS[provider](
+        model, base_url=base_url, params=params, sleep=_sleep, api_key=api_key
+    )
 
 
 def _sleep(seconds: float) -> None:

@@ -51,6 +51,7 @@ def make_agent_factory(
     image_history: int = 1,
     params: GenerationParams | None = None,
     cache: ResponseCache | None = None,
+    api_key: str | None = None,
 ) -> tuple[AgentFactory, dict[str, Any]]:
     """Return a factory of per-episode agents for ``spec`` and the bundle header's extras."""
     extras: dict[str, Any] = {"model": None, "generation": None}
@@ -68,7 +69,7 @@ def make_agent_factory(
         from evaluation.adapters import make_client, public_base_url
 
         params = params or GenerationParams(seed=seed)
-        client: ModelClient = make_client(spec, base_url=base_url, params=params)
+        client: ModelClient = make_client(spec, base_url=base_url, params=params, api_key=api_key)
         if cache is not None:
             client = CachedClient(client, cache, base_url)
         extras["model"] = {

@@ -22,8 +22,10 @@ from evaluation.messages import GenerationParams
 from evaluation.prompts import LEVELS
 from evaluation.run_command import AgentSpecError, data_dir, make_agent_factory
 from evaluation.runner import FrameSource, run_episode
+from leaderboard import secrets as secrets_box
+from leaderboard.endpoints import EndpointRefused, endpoint_check
 from leaderboard.frames import frame_store
-from leaderboard.models import Episode, ModelEntry, Run, Step
+from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
 from leaderboard.services import _list, benchmark_current, run_scores_refresh
 from simulation.catalogue import get_scene, scene_set, select_scenes
 from simulation.render import DEFAULT_SIZE
@@ -79,13 +81,21 @@ def run_create(
     spec: RunSpec,
     owner: Any = None,
     visibility: str = Run.Visibility.PUBLIC,
+    api_key: str | None = None,
 ) -> Run:
     """Create a pending run with one pending episode per (scene, level); queue its start.
 
-    Raises ValueError (naming the field) for an unknown agent, scene or level.
+    ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
+    workers use their environment's key. Raises ValueError (naming the field) for an unknown
+    agent, scene or level, or a base URL the server will not call.
     """
+    if spec.base_url and api_key is not None:
+        try:
+            endpoint_check(spec.base_url)
+        except EndpointRefused as exc:
+            raise ValueError(f"base_url: {exc}") from None
     try:
-        make_agent_factory(spec.agent, base_url=spec.base_url, seed=spec.seed)
+        make_agent_factory(spec.agent, base_url=spec.base_url, seed=spec.seed, api_key=api_key)
     except (AgentSpecError, ValueError) as exc:
         raise ValueError(f"agent: {exc}") from None
     if not spec.levels or any(level not in LEVELS for level in spec.levels):
@@ -114,8 +124,20 @@ def run_create(
         for level in spec.levels
         for s in scenes
     )
+    if api_key:
+        RunSecret.objects.create(run=run, api_key=secrets_box.encrypt(api_key))
     transaction.on_commit(lambda: _queue_run_start(run.pk))
     return run
+
+
+def _api_key(run_id: int) -> str | None:
+    secret = RunSecret.objects.filter(run_id=run_id).first()
+    return secrets_box.decrypt(bytes(secret.api_key)) if secret else None
+
+
+def _erase_key(run_id: int) -> None:
+    """The run has ended: its API key is no longer needed and must not be kept."""
+    RunSecret.objects.filter(run_id=run_id).delete()
 
 
 def run_start(*, run_id: int) -> list[int]:
@@ -223,6 +245,7 @@ def episode_evaluate(*, episode_id: int) -> str:
         image_history=spec["image_history"],
         params=params,
         cache=_response_cache(spec["agent"]),
+        api_key=_api_key(episode.run_id),
     )
     agent = factory()
     frames = (
@@ -287,6 +310,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         if finished != 1:
             return False  # another task got there first, or the run was cancelled
         run = Run.objects.get(pk=run_id)
+        _erase_key(run_id)
         run_scores_refresh(run=run)
         errors = run.episodes.filter(status=Episode.Status.ERROR).count()
         full = run.episodes.count() == len(scene_set()) * len(LEVELS) and errors == 0
@@ -298,9 +322,12 @@ def run_finish_if_done(*, run_id: int) -> bool:
 
 def run_cancel(*, run: Run) -> bool:
     """Cancel a pending or running run; its tasks stop at their next step. Return whether it did."""
-    cancelled = Run.objects.filter(
-        pk=run.pk, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
-    ).update(status=Run.Status.CANCELLED, finished=timezone.now())
+    with transaction.atomic():
+        cancelled = Run.objects.filter(
+            pk=run.pk, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
+        ).update(status=Run.Status.CANCELLED, finished=timezone.now())
+        if cancelled == 1:
+            _erase_key(run.pk)
     return cancelled == 1
 
 

@@ -250,3 +250,14 @@ class RunScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} table {self.table} {self.track}"
+
+
+class RunSecret(models.Model):
+    """The encrypted API key of a hosted run; deleted when the run ends."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="secret")
+    api_key = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"API key of run {self.run_id} (encrypted)"

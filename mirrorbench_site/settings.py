@@ -168,6 +168,10 @@ SPECTACULAR_SETTINGS = {
 # to a new task, which continues from the last stored step.
 MIRRORBENCH_EPISODE_STALE_S = envint("MIRRORBENCH_EPISODE_STALE_S", 300)
 MIRRORBENCH_STALE_CHECK_S = envint("MIRRORBENCH_STALE_CHECK_S", 60)
+# Hosted runs: API keys are encrypted at rest with this Fernet key (derived from SECRET_KEY
+# when unset); base URLs on loopback or private networks are refused unless allowed.
+MIRRORBENCH_KEY_ENCRYPTION_KEY = envstr("MIRRORBENCH_KEY_ENCRYPTION_KEY", "")
+MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS", False)
 
 # Celery: the embedded default is kombu's filesystem transport under the data directory.
 CELERY_BROKER_DIR = DATA_DIR / "broker"
