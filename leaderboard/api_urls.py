@@ -1,4 +1,4 @@
-"""Routes of the read-only REST API, its OpenAPI schema and its browsable docs."""
+"""Routes of the REST API (read-only, plus starting hosted runs), its schema and its docs."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -16,4 +16,5 @@ urlpatterns = [
     path("runs/<int:run_id>/", apis.RunDetailApi.as_view(), name="api-run"),
     path("episodes/", apis.EpisodeListApi.as_view(), name="api-episodes"),
     path("episodes/<int:episode_id>/", apis.EpisodeDetailApi.as_view(), name="api-episode"),
+    path("evaluations/", apis.EvaluationCreateApi.as_view(), name="api-evaluations"),
 ]

@@ -13,18 +13,21 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.metrics import METRICS, TRACKS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
-from leaderboard.forms import LeaderboardQueryForm
+from leaderboard.evaluations import hosted_run_create
+from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 from leaderboard.selectors import (
     TABLES,
@@ -522,3 +525,64 @@ class EpisodeDetailApi(APIView):
         except Episode.DoesNotExist:
             raise NotFound(f"No episode {episode_id} in a public run.") from None
         return Response(self.OutputSerializer(episode).data)
+
+
+class CanEvaluate(BasePermission):
+    """Signed-in users with the ``leaderboard.add_run`` permission."""
+
+    message = "Starting hosted runs needs the leaderboard.add_run permission."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("leaderboard.add_run"))
+
+
+class EvaluationCreateApi(APIView):
+    """Start a hosted run of an API model (same fields as the /evaluate/ form)."""
+
+    permission_classes = [CanEvaluate]
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        status = serializers.CharField()
+        episodes = serializers.IntegerField()
+        url = serializers.CharField()
+
+    @extend_schema(
+        request={"application/json": {"type": "object"}},
+        responses={201: OutputSerializer, 400: FIELD_ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if isinstance(data, list):
+            raise ValidationError({"non_field_errors": ["expected a JSON object"]})
+        form = HostedEvaluationForm(
+            data=data if isinstance(data, QueryDict) else _as_querydict(data)
+        )
+        if not form.is_valid():
+            raise ValidationError(_form_errors(form))
+        try:
+            run = hosted_run_create(user=request.user, data=form.cleaned_data)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise ValidationError({field: [message]}) from None
+        out = {
+            "run": run.pk,
+            "status": run.status,
+            "episodes": run.episodes_expected,
+            "url": f"/runs/{run.pk}/",
+        }
+        return Response(self.OutputSerializer(out).data, status=201)
+
+
+def _as_querydict(data: Mapping[str, Any]) -> QueryDict:
+    """Turn JSON into form data (lists become repeated keys, as a form post sends them)."""
+    query = QueryDict(mutable=True)
+    for key, value in data.items():
+        if isinstance(value, list):
+            query.setlist(key, [str(v) for v in value])
+        elif isinstance(value, bool):
+            query[key] = "on" if value else ""
+        elif value is not None:
+            query[key] = str(value)
+    return query

@@ -378,3 +378,23 @@ def baseline_runs_ensure() -> list[Run]:
         if not exists:
             created.append(run_create(model_entry=entry, spec=RunSpec(agent=agent)))
     return created
+
+
+def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
+    """Create a hosted run from validated form or API data (see HostedEvaluationForm)."""
+    from leaderboard.services import model_entry_upsert
+
+    name = data.get("entry_name") or data["model"]
+    entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
+        name=name, kind=data["kind"], params_b=data.get("params_b")
+    )
+    spec = RunSpec(
+        agent=f"{data['provider']}:{data['model']}",
+        levels=tuple(sorted(data["levels"])),
+        scenes=data["scenes"],
+        base_url=data.get("base_url") or None,
+    )
+    visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC
+    return run_create(
+        model_entry=entry, spec=spec, owner=user, visibility=visibility, api_key=data["api_key"]
+    )

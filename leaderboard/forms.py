@@ -48,3 +48,44 @@ class LeaderboardQueryForm(forms.Form):
             for error in errors:
                 lines.append(f"{field}: {error}")
         return "\n".join(lines)
+
+
+class HostedEvaluationForm(forms.Form):
+    """What a signed-in user with permission submits to evaluate an API model on the server."""
+
+    PROVIDERS = [
+        ("openai", "OpenAI-compatible (OpenAI, vLLM, OpenRouter, ...)"),
+        ("anthropic", "Anthropic"),
+    ]
+    SCENE_SETS = [
+        ("all", "All 66 scenes"),
+        ("human", "Human track (48)"),
+        ("robot", "Robot track (18)"),
+    ]
+
+    provider = forms.ChoiceField(choices=PROVIDERS)
+    base_url = forms.URLField(required=False, label="Base URL", assume_scheme="https")
+    model = forms.CharField(max_length=200, label="Model name at the provider")
+    entry_name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Leaderboard name",
+        help_text="default: the model name",
+    )
+    kind = forms.ChoiceField(
+        choices=[(k, v) for k, v in ModelEntry.Kind.choices if k in ("proprietary", "open-weights")]
+    )
+    params_b = forms.FloatField(required=False, min_value=0, label="Parameters (billions)")
+    api_key = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        max_length=500,
+        label="API key",
+        help_text="Encrypted at rest and erased when the run ends.",
+    )
+    levels = forms.TypedMultipleChoiceField(
+        choices=[(str(level), f"Level {level}") for level in range(4)],
+        coerce=int,
+        initial=["0", "1", "2", "3"],
+    )
+    scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all")
+    private = forms.BooleanField(required=False, label="Keep this run private")

@@ -15,6 +15,7 @@ urlpatterns = [
     path("runs/<int:run_id>/progress.json", views.run_progress_json, name="run-progress"),
     path("runs/<int:run_id>/cancel/", views.run_cancel_view, name="run-cancel"),
     path("about/", views.about, name="about"),
+    path("evaluate/", views.evaluate_page, name="evaluate"),
     path("leaderboard/overall.csv", views.leaderboard_csv, name="overall-csv"),
     re_path(r"^leaderboard/level-(?P<table>[0-3])\.csv$", views.leaderboard_csv, name="level-csv"),
     path("leaderboard/tracks.csv", views.tracks_csv, name="tracks-csv"),

@@ -5,14 +5,14 @@ from __future__ import annotations
 import csv
 import io
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS, score_json
-from leaderboard.evaluations import run_cancel
-from leaderboard.forms import LeaderboardQueryForm
+from leaderboard.evaluations import hosted_run_create, run_cancel
+from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
     SCORE_COLUMNS,
@@ -188,3 +188,19 @@ def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def about(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/about.html", {"metrics": METRICS})
+
+
+@login_required
+@permission_required("leaderboard.add_run", raise_exception=True)
+def evaluate_page(request: HttpRequest) -> HttpResponse:
+    form = HostedEvaluationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = hosted_run_create(user=request.user, data=form.cleaned_data)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            form.add_error(field if field in form.fields else None, message or str(exc))
+        else:
+            return redirect("leaderboard:run", run_id=run.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "leaderboard/evaluate.html", {"form": form}, status=status)

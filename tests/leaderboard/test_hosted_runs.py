@@ -1,0 +1,147 @@
+"""Hosted runs: the form and the API, permissions, encrypted keys, refused endpoints."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from leaderboard.models import Run, RunSecret
+from leaderboard.secrets import decrypt
+
+pytestmark = pytest.mark.django_db
+KEY = "sk-hosted-secret-4242"
+PUBLIC_HOST = "models.example.org"
+
+
+@pytest.fixture(autouse=True)
+def public_dns(monkeypatch):
+    """This machine has no DNS: the one public host name these tests use resolves to a public
+    address (nothing ever connects to it: the runs' tasks are not executed here)."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host == PUBLIC_HOST:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("8.8.8.8", 443))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def alice(client):
+    """A user allowed to start hosted runs."""
+    user = User.objects.create_user("alice", password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="add_run"))
+    return user
+
+
+@pytest.fixture
+def charlie():
+    """A signed-in outsider without the permission."""
+    return User.objects.create_user("charlie", password="pw")
+
+
+def form_data(**changes):
+    data = {
+        "provider": "openai",
+        "base_url": f"https://{PUBLIC_HOST}/v1",
+        "model": "gpt-4o",
+        "kind": "proprietary",
+        "api_key": KEY,
+        "levels": ["0", "2"],
+        "scenes": "robot",
+    }
+    return {**data, **changes}
+
+
+def test_the_form_needs_a_signed_in_user_with_permission(client, charlie):
+    assert client.get("/evaluate/").status_code == 302
+    client.force_login(charlie)
+    assert client.get("/evaluate/").status_code == 403
+
+
+def test_a_hosted_run_is_created_with_its_key_encrypted(
+    client, alice, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/evaluate/", form_data())
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert run.owner == alice and run.agent == "openai:gpt-4o" and run.episodes_expected == 36
+    secret = RunSecret.objects.get(run=run)
+    assert KEY.encode() not in bytes(secret.api_key)
+    assert decrypt(bytes(secret.api_key)) == KEY
+    assert KEY not in str(run.spec) and KEY not in str(run.metadata)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"base_url": "http://127.0.0.1:8000/v1"}, "base_url"),
+        ({"base_url": "http://10.1.2.3/v1"}, "base_url"),
+        ({"base_url": "http://169.254.169.254/latest"}, "base_url"),
+        ({"base_url": "ftp://example.org"}, "base_url"),
+        ({"provider": "cohere"}, "provider"),
+        ({"levels": ["7"]}, "levels"),
+        ({"api_key": ""}, "api_key"),
+        ({"model": ""}, "model"),
+    ],
+)
+def test_bad_submissions_name_the_field_and_create_nothing(client, alice, changes, field):
+    client.force_login(alice)
+    response = client.post("/evaluate/", form_data(**changes))
+    assert response.status_code == 400
+    assert f"<code>{field}</code>" in response.content.decode()
+    assert Run.objects.count() == 0 and RunSecret.objects.count() == 0
+
+
+def test_private_endpoints_are_allowed_when_the_server_says_so(
+    client, alice, settings, django_capture_on_commit_callbacks
+):
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/evaluate/", form_data(base_url="http://127.0.0.1:8000/v1"))
+    assert response.status_code == 302
+
+
+def test_the_api_starts_a_hosted_run(client, alice, charlie, django_capture_on_commit_callbacks):
+    assert (
+        client.post("/api/evaluations/", form_data(), content_type="application/json").status_code
+        == 403
+    )
+    client.force_login(charlie)
+    assert (
+        client.post("/api/evaluations/", form_data(), content_type="application/json").status_code
+        == 403
+    )
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            "/api/evaluations/", form_data(levels=[0, 1, 2, 3]), content_type="application/json"
+        )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["episodes"] == 72 and body["url"] == f"/runs/{body['run']}/"
+    bad = client.post("/api/evaluations/", form_data(levels=[9]), content_type="application/json")
+    assert bad.status_code == 400 and "levels" in bad.json()
+
+
+def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_callbacks):
+    from leaderboard.evaluations import hosted_run_create, run_cancel
+
+    with django_capture_on_commit_callbacks(execute=False):
+        run = hosted_run_create(
+            user=alice,
+            data={
+                **form_data(),
+                "levels": [0],
+                "params_b": None,
+                "entry_name": "",
+                "private": False,
+            },
+        )
+    assert RunSecret.objects.filter(run=run).exists()
+    assert run_cancel(run=run)
+    assert not RunSecret.objects.filter(run=run).exists()
