@@ -43,6 +43,17 @@ def data_dir() -> Path:
     return (root if (root / "manage.py").exists() else Path.cwd()) / "var"
 
 
+def agent_spec_check(spec: str) -> None:
+    """Raise AgentSpecError unless ``spec`` names an agent (no client or key is needed)."""
+    provider, _, rest = spec.partition(":")
+    if spec in BASELINES or (provider in (*PROVIDERS, "scripted") and rest):
+        return
+    raise AgentSpecError(
+        f"unknown agent {spec!r}; expected one of {', '.join(BASELINES)}, scripted:FILE, "
+        "openai:MODEL or anthropic:MODEL"
+    )
+
+
 def make_agent_factory(
     spec: str,
     *,

@@ -18,13 +18,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from evaluation.agents import ModelAgent
 from evaluation.messages import GenerationParams
 from evaluation.prompts import LEVELS
-from evaluation.run_command import AgentSpecError, data_dir, make_agent_factory
+from evaluation.run_command import AgentSpecError, agent_spec_check, data_dir, make_agent_factory
 from evaluation.runner import FrameSource, run_episode
 from leaderboard import secrets as secrets_box
 from leaderboard.endpoints import EndpointRefused, endpoint_check
 from leaderboard.frames import frame_store
+from leaderboard.limits import RateLimitedClient, limits_for, parallel_slots_free, provider_key
 from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
 from leaderboard.services import _list, benchmark_current, run_scores_refresh
 from simulation.catalogue import get_scene, scene_set, select_scenes
@@ -95,8 +97,8 @@ def run_create(
         except EndpointRefused as exc:
             raise ValueError(f"base_url: {exc}") from None
     try:
-        make_agent_factory(spec.agent, base_url=spec.base_url, seed=spec.seed, api_key=api_key)
-    except (AgentSpecError, ValueError) as exc:
+        agent_spec_check(spec.agent)
+    except AgentSpecError as exc:
         raise ValueError(f"agent: {exc}") from None
     if not spec.levels or any(level not in LEVELS for level in spec.levels):
         raise ValueError(f"levels: expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
@@ -230,8 +232,12 @@ def _stored_steps(episode: Episode) -> list[dict[str, Any]]:
 def episode_evaluate(*, episode_id: int) -> str:
     """Play one episode of a running run, storing each step as it happens.
 
-    Returns what happened: ``claimed-elsewhere``, ``completed``, ``error`` or ``lost``.
+    Returns what happened: ``throttled`` (the provider's parallel cap is reached: try again
+    later), ``claimed-elsewhere``, ``completed``, ``error`` or ``lost``.
     """
+    run = Run.objects.filter(episodes__pk=episode_id).first()
+    if run is not None and not parallel_slots_free(run):
+        return "throttled"
     token = episode_claim(episode_id=episode_id)
     if token is None:
         return "claimed-elsewhere"
@@ -248,6 +254,10 @@ def episode_evaluate(*, episode_id: int) -> str:
         api_key=_api_key(episode.run_id),
     )
     agent = factory()
+    limits = limits_for(spec["agent"], spec["base_url"])
+    if limits.rpm and isinstance(agent, ModelAgent):
+        key = provider_key(spec["agent"], spec["base_url"])
+        agent.client = RateLimitedClient(agent.client, key, limits.rpm)
     frames = (
         FrameSource(spec["image_size"], on_render=lambda key, png: frame_store(key=key, png=png))
         if agent.needs_images

@@ -261,3 +261,19 @@ class RunSecret(models.Model):
 
     def __str__(self) -> str:
         return f"API key of run {self.run_id} (encrypted)"
+
+
+class ProviderWindow(models.Model):
+    """Requests sent to one provider in one time window, counted by every worker alike."""
+
+    provider = models.CharField(max_length=300)
+    window = models.BigIntegerField(help_text="Start of the window, in windows since the epoch.")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "window"], name="unique_provider_window")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} window {self.window}: {self.count}"

@@ -12,6 +12,8 @@ from django.db import OperationalError
 
 from leaderboard import evaluations
 
+THROTTLE_DELAY_S = 5
+
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def run_start(run_id: int) -> int:
@@ -31,7 +33,11 @@ def run_start(run_id: int) -> int:
 )
 def episode_evaluate(episode_id: int) -> str:
     """Play one episode, storing every step as it happens."""
-    return evaluations.episode_evaluate(episode_id=episode_id)
+    outcome = evaluations.episode_evaluate(episode_id=episode_id)
+    if outcome == "throttled":
+        # The provider's parallel cap is reached: come back when a slot may be free.
+        episode_evaluate.apply_async((episode_id,), countdown=THROTTLE_DELAY_S)
+    return outcome
 
 
 @shared_task

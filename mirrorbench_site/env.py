@@ -6,8 +6,10 @@ deployment must stop the process at start-up rather than silently fall back to a
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -46,6 +48,20 @@ def envint(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfiguredEnv(f"{name}={raw!r}: expected an integer") from None
+
+
+def envjson(name: str, default: dict[str, Any]) -> dict[str, Any]:
+    """Return a JSON object."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfiguredEnv(f"{name}: not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfiguredEnv(f"{name}: expected a JSON object")
+    return value
 
 
 def envlist(name: str, default: list[str]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from mirrorbench_site.env import data_dir, envbool, envint, envlist, envstr
+from mirrorbench_site.env import data_dir, envbool, envint, envjson, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir(BASE_DIR)
@@ -172,6 +172,9 @@ MIRRORBENCH_STALE_CHECK_S = envint("MIRRORBENCH_STALE_CHECK_S", 60)
 # when unset); base URLs on loopback or private networks are refused unless allowed.
 MIRRORBENCH_KEY_ENCRYPTION_KEY = envstr("MIRRORBENCH_KEY_ENCRYPTION_KEY", "")
 MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS", False)
+# Per-provider limits shared by all workers (JSON, see leaderboard/limits.py).
+MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
+MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
 
 # Celery: the embedded default is kombu's filesystem transport under the data directory.
 CELERY_BROKER_DIR = DATA_DIR / "broker"
