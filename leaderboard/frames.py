@@ -41,7 +41,10 @@ def frame_store(*, key: str, png: bytes) -> bool:
     if frame_exists(key):
         return False
     webp = io.BytesIO()
-    Image.open(io.BytesIO(png)).convert("RGB").save(webp, format="WEBP", quality=WEBP_QUALITY)
+    # method 1: a fast encoder setting; a viewer's WebP need not be the smallest possible.
+    Image.open(io.BytesIO(png)).convert("RGB").save(
+        webp, format="WEBP", quality=WEBP_QUALITY, method=1
+    )
     for extension, data in (("png", png), ("webp", webp.getvalue())):
         path = frame_path(key, extension)
         if not default_storage.exists(path):
