@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_page, name="run"),
     path("runs/<int:run_id>/progress.json", views.run_progress_json, name="run-progress"),
     path("runs/<int:run_id>/cancel/", views.run_cancel_view, name="run-cancel"),
+    path("runs/<int:run_id>/bundle.jsonl", views.run_bundle_download, name="run-bundle"),
     path("about/", views.about, name="about"),
     path("evaluate/", views.evaluate_page, name="evaluate"),
     path("leaderboard/overall.csv", views.leaderboard_csv, name="overall-csv"),

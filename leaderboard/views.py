@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -18,6 +19,7 @@ from leaderboard.selectors import (
     SCORE_COLUMNS,
     leaderboard_table,
     model_entry_detail,
+    run_bundle,
     run_episodes,
     run_progress,
     run_results,
@@ -204,3 +206,16 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
             return redirect("leaderboard:run", run_id=run.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "leaderboard/evaluate.html", {"form": form}, status=status)
+
+
+def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        run = run_visible(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    if run.source != Run.Source.EVALUATED:
+        raise Http404("only runs evaluated here have a bundle to download")
+    lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run))
+    response = HttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}.jsonl"'
+    return response

@@ -78,3 +78,26 @@ def test_a_private_run_is_seen_by_its_owner_only(client, running_run, alice, bob
     assert client.get(f"/runs/{running_run.pk}/").status_code == 404
     client.force_login(alice)
     assert client.get(f"/runs/{running_run.pk}/").status_code == 200
+
+
+def test_a_finished_run_offers_its_bundle_which_verifies(
+    client, tmp_path, django_capture_on_commit_callbacks
+):
+    from evaluation.bundle import read_bundle
+    from evaluation.verify import verify_bundle
+    from leaderboard.evaluations import episode_evaluate, run_start
+
+    entry = model_entry_upsert(name="Oracle", kind="baseline")
+    with django_capture_on_commit_callbacks(execute=False):
+        run = run_create(
+            model_entry=entry, spec=RunSpec(agent="oracle", scenes="robot", levels=(2,))
+        )
+        for episode_id in run_start(run_id=run.pk):
+            episode_evaluate(episode_id=episode_id)
+    assert Run.objects.get(pk=run.pk).status == "completed"
+    assert "Download the results bundle" in client.get(f"/runs/{run.pk}/").content.decode()
+    response = client.get(f"/runs/{run.pk}/bundle.jsonl")
+    assert response.status_code == 200
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(response.content)
+    assert verify_bundle(read_bundle(path)) == []
