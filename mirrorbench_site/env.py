@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -77,3 +78,27 @@ def data_dir(base_dir: Path) -> Path:
     raw = os.environ.get("MIRRORBENCH_DATA_DIR")
     path = Path(raw).expanduser() if raw else base_dir / "var"
     return path.resolve()
+
+
+def database_from_url(url: str) -> dict[str, Any]:
+    """Return a Django DATABASES entry for ``postgres://user:password@host:port/name`` (or
+    ``postgresql://``; ``?sslmode=require`` and other query parameters become options)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise ImproperlyConfiguredEnv(
+            f"DATABASE_URL: expected postgres://user:password@host:port/name, got scheme "
+            f"{parts.scheme!r}"
+        )
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise ImproperlyConfiguredEnv("DATABASE_URL: the database name is missing")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname or "",
+        "PORT": str(parts.port or ""),
+        "CONN_MAX_AGE": 60,
+        "OPTIONS": dict(parse_qsl(parts.query)),
+    }

@@ -9,7 +9,15 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from mirrorbench_site.env import data_dir, envbool, envint, envjson, envlist, envstr
+from mirrorbench_site.env import (
+    data_dir,
+    database_from_url,
+    envbool,
+    envint,
+    envjson,
+    envlist,
+    envstr,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir(BASE_DIR)
@@ -90,6 +98,10 @@ DATABASES = {
         "TEST": {"NAME": str(DATA_DIR / "test-db.sqlite3")},
     }
 }
+# PostgreSQL when DATABASE_URL is set (several web processes and workers on many machines).
+if envstr("DATABASE_URL", ""):
+    DATABASES["default"] = database_from_url(envstr("DATABASE_URL", ""))
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en"
