@@ -156,6 +156,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "episodes": episodes,
+        "avg_by_level": _avg_by_level(run),
         "active": run.status in ACTIVE,
         "can_cancel": run.status in ACTIVE
         and request.user.is_authenticated
@@ -170,12 +171,15 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
         run = run_visible(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
-    progress = run_progress(run=run)
+    return JsonResponse({**run_progress(run=run), "avg_by_level": _avg_by_level(run)})
+
+
+def _avg_by_level(run: Run) -> dict[str, float | None]:
+    """The overall AVG of each level over the episodes finished so far."""
     scores = score_json(run_results(run=run))
-    overall = {
+    return {
         level: (table.get("overall") or {}).get("avg") for level, table in scores["levels"].items()
     }
-    return JsonResponse({**progress, "avg_by_level": overall})
 
 
 @require_POST

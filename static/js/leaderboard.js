@@ -88,6 +88,10 @@
           el.textContent = value === null || value === undefined ? "\u2014" : value;
         });
         if (bar) { bar.value = data.episodes_done; }
+        section.querySelectorAll("[data-level]").forEach(function (el) {
+          var avg = (data.avg_by_level || {})[el.dataset.level];
+          el.textContent = avg === null || avg === undefined ? "\u2014" : avg.toFixed(3);
+        });
         if (data.status === "pending" || data.status === "running") {
           setTimeout(tick, 2000);
         } else {

@@ -42,6 +42,7 @@ def test_the_run_page_shows_live_progress(client, running_run):
     content = client.get(f"/runs/{running_run.pk}/").content.decode()
     assert f'data-url="/runs/{running_run.pk}/progress.json"' in content
     assert "of 18 episodes" in content and "<progress" in content
+    assert "Overall AVG so far" in content and 'data-level="0"' in content
 
 
 def test_the_progress_json_counts_episodes_steps_and_bad_responses(client, running_run):
