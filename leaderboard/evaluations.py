@@ -192,41 +192,13 @@ def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
         if held != 1:
             raise EpisodeLost(f"episode {episode_id} is no longer held by this task")
         try:
-            Step.objects.create(
-                episode_id=episode_id,
-                index=record["index"],
-                response=record["response"],
-                option=record["option"],
-                parse_error=record["parse_error"] or "",
-                executed=record["executed"],
-                distance_steps=record["distance_steps"],
-                hand_cell=record["hand_cell"],
-                frame_key=record.get("frame_key") or "",
-                input_tokens=record.get("input_tokens"),
-                output_tokens=record.get("output_tokens"),
-                latency_s=record.get("latency_s"),
-            )
+            Step.from_record(episode_id, record).save(force_insert=True)
         except IntegrityError:
             raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
 
 
 def _stored_steps(episode: Episode) -> list[dict[str, Any]]:
-    return [
-        {
-            "index": s.index,
-            "response": s.response,
-            "option": s.option,
-            "parse_error": s.parse_error or None,
-            "executed": s.executed,
-            "distance_steps": s.distance_steps,
-            "hand_cell": s.hand_cell,
-            "frame_key": s.frame_key or None,
-            "input_tokens": s.input_tokens,
-            "output_tokens": s.output_tokens,
-            "latency_s": s.latency_s,
-        }
-        for s in episode.steps.order_by("index")
-    ]
+    return [step.as_record() for step in episode.steps.order_by("index")]
 
 
 def episode_evaluate(*, episode_id: int) -> str:

@@ -6,6 +6,8 @@ reads through ``leaderboard.selectors``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -217,6 +219,40 @@ class Step(models.Model):
 
     def __str__(self) -> str:
         return f"step {self.index} of {self.episode}"
+
+    @classmethod
+    def from_record(cls, episode_id: int, record: dict[str, Any]) -> Step:
+        """Return an unsaved step from a results-bundle step record."""
+        return cls(
+            episode_id=episode_id,
+            index=record["index"],
+            response=record["response"],
+            option=record["option"],
+            parse_error=record["parse_error"] or "",
+            executed=record["executed"],
+            distance_steps=record["distance_steps"],
+            hand_cell=record["hand_cell"],
+            frame_key=record.get("frame_key") or "",
+            input_tokens=record.get("input_tokens"),
+            output_tokens=record.get("output_tokens"),
+            latency_s=record.get("latency_s"),
+        )
+
+    def as_record(self) -> dict[str, Any]:
+        """Return the step as a results-bundle step record."""
+        return {
+            "index": self.index,
+            "response": self.response,
+            "option": self.option,
+            "parse_error": self.parse_error or None,
+            "executed": self.executed,
+            "distance_steps": self.distance_steps,
+            "hand_cell": self.hand_cell,
+            "frame_key": self.frame_key or None,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_s": self.latency_s,
+        }
 
 
 class RunScore(models.Model):

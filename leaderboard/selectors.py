@@ -441,22 +441,7 @@ def run_bundle(*, run: Run) -> list[dict[str, Any]]:
     }
     records: list[dict[str, Any]] = [header]
     for e in episodes:
-        steps = [
-            {
-                "index": s.index,
-                "response": s.response,
-                "option": s.option,
-                "parse_error": s.parse_error or None,
-                "executed": s.executed,
-                "distance_steps": s.distance_steps,
-                "hand_cell": s.hand_cell,
-                "frame_key": s.frame_key or None,
-                "input_tokens": s.input_tokens,
-                "output_tokens": s.output_tokens,
-                "latency_s": s.latency_s,
-            }
-            for s in e.steps.all()
-        ]
+        steps = [s.as_record() for s in e.steps.all()]
         completed = e.status == Episode.Status.COMPLETED
         records.append(
             {

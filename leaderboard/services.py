@@ -262,7 +262,7 @@ def run_import_bundle(
     )
     if with_steps:
         Step.objects.bulk_create(
-            _step_row(episode, step)
+            Step.from_record(episode.pk, step)
             for episode, record in zip(episodes, bundle.episodes, strict=True)
             for step in record["steps"]
         )
@@ -283,21 +283,4 @@ def is_complete(bundle: Bundle) -> bool:
         set(selection["scenes"]) == set(scene_set())
         and sorted(selection["levels"]) == [0, 1, 2, 3]
         and all(e["status"] == "completed" for e in bundle.episodes)
-    )
-
-
-def _step_row(episode: Episode, step: dict[str, Any]) -> Step:
-    return Step(
-        episode=episode,
-        index=step["index"],
-        response=step["response"],
-        option=step["option"],
-        parse_error=step["parse_error"] or "",
-        executed=step["executed"],
-        distance_steps=step["distance_steps"],
-        hand_cell=step["hand_cell"],
-        frame_key=step.get("frame_key") or "",
-        input_tokens=step.get("input_tokens"),
-        output_tokens=step.get("output_tokens"),
-        latency_s=step.get("latency_s"),
     )
