@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.bundle import Bundle, benchmark_version
-from evaluation.metrics import METRICS, EpisodeResult, bootstrap_ci, score_json
+from evaluation.metrics import METRICS, bootstrap_ci, score_json
 from evaluation.verify import verify_bundle
 from leaderboard.models import BenchmarkVersion, Episode, ModelEntry, Run, RunScore, Scene, Step
 from simulation.catalogue import scene_set
@@ -162,12 +162,9 @@ def reference_results_load(*, path: Path = REFERENCE_FIXTURE) -> int:
 @transaction.atomic
 def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     """Recompute a run's tables and confidence intervals from its episodes."""
-    results = [
-        episode_results_row(e)
-        for e in run.episodes.select_related("scene").only(
-            "scene__scene_id", "scene__track", "level", "distances", "status"
-        )
-    ]
+    from leaderboard.selectors import run_results
+
+    results = run_results(run=run)
     scores = score_json(results)
     tables: dict[str, Any] = {**scores["levels"], "overall": scores["overall"]}
     intervals = bootstrap_ci(results, n_resamples=n_resamples)
@@ -175,17 +172,6 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     counts = _episode_counts(results)
     run.scores.all().delete()
     RunScore.objects.bulk_create(_score_rows(run, tables, ci, counts))
-
-
-def episode_results_row(episode: Episode) -> EpisodeResult:
-    """Return the metrics module's view of a stored episode."""
-    return EpisodeResult(
-        scene_id=episode.scene.scene_id,
-        track=episode.scene.track,
-        level=episode.level,
-        distances=tuple(episode.distances),
-        status=episode.status,
-    )
 
 
 def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:
