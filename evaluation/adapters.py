@@ -830,6 +830,7 @@ def make_client(
     base_url: str | None = None,
     params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
     api_key: str | None = None,
+    retry: RetryPolicy | None = None,
 ) -> ModelClient:
     """Build a client from ``"PROVIDER:MODEL"``, e.g. ``"openai:qwen2.5-vl:7b"``.
 
@@ -850,7 +851,12 @@ def make_client(
     if provider not in PROVIDERS:
         raise ValueError(f"unknown provider {provider!r} in {spec!r}; valid providers: {valid}")
     return PROVIDERS[provider](
-        model, base_url=base_url, params=params, sleep=_sleep, api_key=api_key
+        model,
+        base_url=base_url,
+        params=params,
+        sleep=_sleep,
+        api_key=api_key,
+        retry=retry or RetryPolicy(),
     )
 
 

@@ -63,6 +63,7 @@ def make_agent_factory(
     params: GenerationParams | None = None,
     cache: ResponseCache | None = None,
     api_key: str | None = None,
+    retry: Any = None,
 ) -> tuple[AgentFactory, dict[str, Any]]:
     """Return a factory of per-episode agents for ``spec`` and the bundle header's extras."""
     extras: dict[str, Any] = {"model": None, "generation": None}
@@ -80,7 +81,9 @@ def make_agent_factory(
         from evaluation.adapters import make_client, public_base_url
 
         params = params or GenerationParams(seed=seed)
-        client: ModelClient = make_client(spec, base_url=base_url, params=params, api_key=api_key)
+        client: ModelClient = make_client(
+            spec, base_url=base_url, params=params, api_key=api_key, retry=retry
+        )
         if cache is not None:
             client = CachedClient(client, cache, base_url)
         extras["model"] = {

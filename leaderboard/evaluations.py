@@ -213,6 +213,8 @@ def episode_evaluate(*, episode_id: int) -> str:
     token = episode_claim(episode_id=episode_id)
     if token is None:
         return "claimed-elsewhere"
+    from evaluation.adapters import RetryPolicy  # the SDKs load only where models are called
+
     episode = Episode.objects.select_related("run", "scene").get(pk=episode_id)
     spec = episode.run.spec
     params = GenerationParams(seed=spec["seed"], max_tokens=spec["max_tokens"])
@@ -224,6 +226,10 @@ def episode_evaluate(*, episode_id: int) -> str:
         params=params,
         cache=_response_cache(spec["agent"]),
         api_key=_api_key(episode.run_id),
+        retry=RetryPolicy(
+            max_attempts=settings.MIRRORBENCH_RETRY_ATTEMPTS,
+            base_delay_s=settings.MIRRORBENCH_RETRY_BASE_S,
+        ),
     )
     agent = factory()
     limits = limits_for(spec["agent"], spec["base_url"])

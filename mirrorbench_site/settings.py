@@ -187,6 +187,10 @@ MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOIN
 # Per-provider limits shared by all workers (JSON, see leaderboard/limits.py).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
+# Transport errors (connection, 408, 409, 429, 5xx): attempts per request and the first backoff
+# (doubled each time, Retry-After honoured). After the last, the episode is an excluded error.
+MIRRORBENCH_RETRY_ATTEMPTS = envint("MIRRORBENCH_RETRY_ATTEMPTS", 6)
+MIRRORBENCH_RETRY_BASE_S = float(envint("MIRRORBENCH_RETRY_BASE_MS", 1000)) / 1000
 
 # Celery: the embedded default is kombu's filesystem transport under the data directory.
 CELERY_BROKER_DIR = DATA_DIR / "broker"

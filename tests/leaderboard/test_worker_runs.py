@@ -212,3 +212,40 @@ def test_a_run_completes_with_a_redis_broker(redis_url):
     assert data["status"] == "completed" and data["episodes"] == 36
     assert set(data["metrics"]) == {"levels", "overall"}
     assert Episode.objects.filter(run_id=data["run"], status="completed").count() == 36
+
+
+def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
+    from leaderboard.evaluations import RunSpec, run_create
+    from leaderboard.services import model_entry_upsert
+    from tests.evaluation.fake_providers import FakeOpenAI, Scripted
+
+    with FakeOpenAI() as fake:
+        # Step 0 is answered; step 1 meets a 429 (retry after 0 s), then 500s until the budget ends.
+        fake.enqueue(
+            Scripted(200), Scripted(429, headers={"Retry-After": "0"}), *[Scripted(500)] * 5
+        )
+        worker = start_worker(
+            extra_env={"MIRRORBENCH_RETRY_ATTEMPTS": "3", "MIRRORBENCH_RETRY_BASE_MS": "10"}
+        )
+        try:
+            entry = model_entry_upsert(name="flaky-vl", kind="open-weights")
+            spec = RunSpec(
+                agent="openai:flaky-vl",
+                base_url=fake.base_url,
+                image_size=32,
+                scenes="GR1_T2-allegro-logo_0",
+                levels=(1,),
+            )
+            run = run_create(model_entry=entry, spec=spec)
+            deadline = time.monotonic() + 120
+            while Run.objects.get(pk=run.pk).status != "completed":
+                assert time.monotonic() < deadline, "the run did not finish"
+                time.sleep(0.3)
+        finally:
+            stop_worker(worker)
+    episode = Episode.objects.get(run=run)
+    assert episode.status == "error" and "500" in episode.error and episode.avg is None
+    steps = list(episode.steps.all())
+    assert len(steps) == 1 and steps[0].option == 2  # only the real answer is stored
+    assert len(fake.requests) == 1 + 3
+    assert not Run.objects.get(pk=run.pk).listed
