@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from django.conf import settings
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -394,8 +395,20 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         "episodes_error": counts.get(Episode.Status.ERROR, 0),
         "elapsed_s": round(elapsed, 1),
         "eta_s": round(elapsed / done * remaining, 1) if done and remaining else None,
+        "cost_usd": _cost(run, steps["input_tokens"], steps["output_tokens"]),
         **steps,
     }
+
+
+def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
+    """Return the run's cost so far in US dollars, when a price is configured for its agent."""
+    price = settings.MIRRORBENCH_PRICES.get((run.spec or {}).get("agent", ""))
+    if not price:
+        return None
+    cost = input_tokens * float(price.get("input_per_mtok", 0)) + output_tokens * float(
+        price.get("output_per_mtok", 0)
+    )
+    return round(cost / 1e6, 4)
 
 
 def run_bundle(*, run: Run) -> list[dict[str, Any]]:

@@ -187,6 +187,9 @@ MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOIN
 # Per-provider limits shared by all workers (JSON, see leaderboard/limits.py).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
+# Prices per million tokens, by agent spec, for the cost shown on run pages:
+# {"openai:gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
+MIRRORBENCH_PRICES = envjson("MIRRORBENCH_PRICES", {})
 # Transport errors (connection, 408, 409, 429, 5xx): attempts per request and the first backoff
 # (doubled each time, Retry-After honoured). After the last, the episode is an excluded error.
 MIRRORBENCH_RETRY_ATTEMPTS = envint("MIRRORBENCH_RETRY_ATTEMPTS", 6)

@@ -102,3 +102,25 @@ def test_a_finished_run_offers_its_bundle_which_verifies(
     path = tmp_path / "run.jsonl"
     path.write_bytes(response.content)
     assert verify_bundle(read_bundle(path)) == []
+
+
+def test_the_cost_is_shown_when_a_price_is_configured(client, running_run, settings):
+    from leaderboard.models import Step
+
+    episode = Episode.objects.filter(run=running_run).first()
+    Step.objects.create(
+        episode=episode,
+        index=0,
+        response="Choice: [6]",
+        option=6,
+        executed=True,
+        distance_steps=5,
+        hand_cell=[-1, 0, 0],
+        input_tokens=1_000_000,
+        output_tokens=100_000,
+    )
+    assert client.get(f"/runs/{running_run.pk}/progress.json").json()["cost_usd"] is None
+    settings.MIRRORBENCH_PRICES = {"oracle": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
+    data = client.get(f"/runs/{running_run.pk}/progress.json").json()
+    assert data["cost_usd"] == 3.5 and data["input_tokens"] == 1_000_000
+    assert "about $<span" in client.get(f"/runs/{running_run.pk}/").content.decode()
