@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# System packages the test suite uses as real parts: Debian's Chromium for the browser tests
-# and Redis for the production broker path (the tests start their own redis-server).
+# System packages the test suite uses as real parts: Debian's Chromium for the browser tests,
+# Redis and PostgreSQL for the production paths (the tests start their own servers).
 # Installed when missing and we are root or have sudo; otherwise the command is printed and the
 # browser tests skip themselves with that reason.
 set -euo pipefail
-packages=(chromium redis-server)
+packages=(chromium redis-server postgresql)
 missing=()
 command -v dpkg-query >/dev/null 2>&1 || exit 0
 for p in "${packages[@]}"; do
