@@ -168,7 +168,7 @@ def redis_url(tmp_path):
     server.wait(timeout=10)
 
 
-def test_a_run_completes_with_a_redis_broker(redis_url):
+def test_runs_complete_with_a_redis_broker(redis_url):
     import os
     import subprocess
     import sys
@@ -176,42 +176,64 @@ def test_a_run_completes_with_a_redis_broker(redis_url):
     from django.conf import settings
     from django.db import connection
 
+    from tests.evaluation.fake_providers import FakeOpenAI
+
     env = {
         **os.environ,
         "CELERY_BROKER_URL": redis_url,
         "MIRRORBENCH_DATA_DIR": str(settings.DATA_DIR),
         "MIRRORBENCH_SQLITE_PATH": str(connection.settings_dict["NAME"]),
     }
-    worker = start_worker(extra_env={"CELERY_BROKER_URL": redis_url})
-    try:
+
+    def evaluate(*args):
         result = subprocess.run(
             [
                 sys.executable,
                 "manage.py",
                 "evaluate",
-                "--agent",
-                "random",
-                "--scenes",
-                "robot",
-                "--levels",
-                "0,3",
+                *args,
+                "--image-size",
+                "32",
                 "--wait",
                 "--json",
                 "--timeout",
-                "120",
+                "240",
             ],
             env=env,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=300,
         )
+        assert result.returncode == 0, result.stderr[-2000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    worker = start_worker(extra_env={"CELERY_BROKER_URL": redis_url})
+    try:
+        baseline = evaluate("--agent", "random")
+        with FakeOpenAI() as fake:
+            model = evaluate(
+                "--agent",
+                "openai:fake-vl",
+                "--base-url",
+                fake.base_url,
+                "--scenes",
+                "nova_carter-allegro-logo_1",
+                "--levels",
+                "2",
+            )
+            requests = len(fake.requests)
     finally:
         stop_worker(worker)
-    assert result.returncode == 0, result.stderr[-2000:]
-    data = json.loads(result.stdout.strip().splitlines()[-1])
-    assert data["status"] == "completed" and data["episodes"] == 36
-    assert set(data["metrics"]) == {"levels", "overall"}
-    assert Episode.objects.filter(run_id=data["run"], status="completed").count() == 36
+    # The random run lands on the leaderboard.
+    assert baseline["status"] == "completed" and baseline["episodes"] == 264
+    assert Run.objects.get(pk=baseline["run"]).listed
+    board = leaderboard_table(table="overall", filters=LeaderboardFilters(sources=("evaluated",)))
+    assert list(board.frame["model"]) == ["Random"]
+    # The model run's responses are stored, one per request.
+    assert model["status"] == "completed"
+    steps = Step.objects.filter(episode__run_id=model["run"])
+    assert steps.count() == requests > 0
+    assert all(s.response.endswith("Choice: [2]") for s in steps)
 
 
 def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
