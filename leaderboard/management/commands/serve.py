@@ -1,7 +1,8 @@
 """``python manage.py serve``: the site and a worker on one machine (what ``make run`` starts).
 
 Queues the baseline runs that are missing, starts one Celery worker (embedded broker unless
-``CELERY_BROKER_URL`` says otherwise) and serves the site; Ctrl-C stops both.
+``CELERY_BROKER_URL`` says otherwise) and serves the site with gunicorn (WhiteNoise serves the
+static files); Ctrl-C stops both.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from leaderboard.evaluations import baseline_runs_ensure
@@ -39,6 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", default="8000")
         parser.add_argument("--concurrency", type=int, default=4, help="worker threads")
+        parser.add_argument("--web-workers", type=int, default=2, help="gunicorn processes")
         parser.add_argument("--no-baselines", action="store_true", help="do not queue baselines")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -71,21 +73,44 @@ class Command(BaseCommand):
         # A plain kill (SIGTERM) stops the worker too, like Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
         url = f"http://{options['host']}:{options['port']}/"
-        self.stdout.write(f"Worker started (pid {worker.pid}). MirrorBench at {url} (Ctrl-C stops)")
+        web = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "mirrorbench_site.wsgi:application",
+                "--bind",
+                f"{options['host']}:{options['port']}",
+                "--workers",
+                str(options["web_workers"]),
+                "--threads",
+                "4",
+                "--access-logfile",
+                "-",
+            ],
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        self.stdout.write(
+            f"Worker (pid {worker.pid}) and web server (pid {web.pid}) started. "
+            f"MirrorBench at {url} (Ctrl-C stops both)"
+        )
         try:
-            call_command("runserver", f"{options['host']}:{options['port']}", use_reloader=False)
+            while worker.poll() is None and web.poll() is None:
+                time.sleep(0.5)
+            self.stderr.write("The worker or the web server stopped; stopping the other.")
         except KeyboardInterrupt:
             pass
         finally:
+            self._stop(web)
             self._stop(worker)
 
-    def _stop(self, worker: subprocess.Popen[bytes]) -> None:
-        if worker.poll() is not None:
+    def _stop(self, process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is not None:
             return
-        os.killpg(worker.pid, signal.SIGTERM)  # warm shutdown: finishes the steps in flight
+        os.killpg(process.pid, signal.SIGTERM)  # warm shutdown: finishes the work in flight
         try:
-            worker.wait(timeout=20)
+            process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
-        self.stdout.write("Worker stopped.")
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
