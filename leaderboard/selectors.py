@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -271,7 +271,7 @@ def model_entry_detail(*, slug: str) -> ModelEntry:
     runs = Run.objects.filter(visibility=Run.Visibility.PUBLIC).prefetch_related(
         Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
     )
-    return ModelEntry.objects.prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
+    return _public_entries().prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
 
 
 def run_tables(run: Run) -> list[dict[str, Any]]:
@@ -308,9 +308,15 @@ def scores_prefetch() -> Prefetch[Any]:
     return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
 
 
+def _public_entries() -> QuerySet[ModelEntry]:
+    """Model entries with at least one public run: a private run must not reveal its model."""
+    public = Run.objects.filter(model_entry=OuterRef("pk"), visibility=Run.Visibility.PUBLIC)
+    return ModelEntry.objects.filter(Exists(public))
+
+
 def model_entry_list() -> QuerySet[ModelEntry]:
-    """Return every model entry by name."""
-    return ModelEntry.objects.order_by("name")
+    """Return the public model entries by name."""
+    return _public_entries().order_by("name")
 
 
 def _episode_count(condition: Q) -> Coalesce:

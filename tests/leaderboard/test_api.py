@@ -219,11 +219,12 @@ def test_a_model_gives_its_public_runs_newest_first_with_every_score_row(
 
 
 @pytest.mark.usefixtures("paper")
-def test_a_model_hides_private_runs_and_an_unknown_model_is_404(
+def test_a_model_with_only_private_runs_and_an_unknown_model_are_404(
     client: Any, private_run: Run
 ) -> None:
-    body = _get(client, "/api/models/secret-model/")
-    assert body["runs"] == []
+    # A private run must not reveal even its model's name.
+    _get(client, "/api/models/secret-model/", status=404)
+    assert "secret-model" not in {m["slug"] for m in _get(client, "/api/models/")["results"]}
 
     assert "detail" in _get(client, "/api/models/no-such-model/", status=404)
 
@@ -509,7 +510,7 @@ def test_a_private_run_its_episodes_and_its_scores_are_invisible_everywhere(
     assert _get(client, f"/api/episodes/?run={private_run.pk}")["count"] == 0
     assert _get(client, "/api/episodes/")["count"] == 264
     _get(client, f"/api/episodes/{episode.pk}/", status=404)
-    assert _get(client, "/api/models/secret-model/")["runs"] == []
+    _get(client, "/api/models/secret-model/", status=404)
     for table in TABLES:
         rows = _get(client, f"/api/leaderboards/{table}/")["results"]
         assert private_run.pk not in {r["run_id"] for r in rows}

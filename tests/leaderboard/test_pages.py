@@ -247,3 +247,10 @@ def test_a_column_where_every_model_ties_gets_no_mark(paper):
     assert set(board.frame["human_tsr"].round(3)) == {0.0}
     assert board.marks["human_tsr"] == {}
     assert board.marks["overall_avg"]  # other columns are still marked
+
+
+def test_a_model_with_only_private_runs_has_no_public_page(client, bundles):
+    run = import_run(bundles["oracle"], "Secret entry")
+    assert client.get("/models/secret-entry/").status_code == 200
+    Run.objects.filter(pk=run.pk).update(visibility=Run.Visibility.PRIVATE)
+    assert client.get("/models/secret-entry/").status_code == 404
