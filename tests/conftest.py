@@ -1,8 +1,11 @@
-"""Shared test set-up: headless rendering and a throwaway data directory."""
+"""Shared test set-up: headless rendering.
+
+The data directory is chosen before this file is read (pytest-django loads the settings
+first): `make test` passes a fresh `MIRRORBENCH_DATA_DIR`; a bare `pytest` uses `var/`, where
+the test database is its own file (`test-db.sqlite3`) and never the site's.
+"""
 
 import os
-import tempfile
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
-os.environ.setdefault("MIRRORBENCH_DATA_DIR", tempfile.mkdtemp(prefix="mirrorbench-test-"))
