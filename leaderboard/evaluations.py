@@ -28,8 +28,8 @@ from leaderboard.endpoints import EndpointRefused, endpoint_check
 from leaderboard.frames import frame_store
 from leaderboard.limits import RateLimitedClient, limits_for, parallel_slots_free, provider_key
 from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
-from leaderboard.services import _list, benchmark_current, run_scores_refresh
-from simulation.catalogue import get_scene, scene_set, select_scenes
+from leaderboard.services import benchmark_current, run_list_if_complete, run_scores_refresh
+from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
 
 logger = logging.getLogger(__name__)
@@ -300,10 +300,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         run = Run.objects.get(pk=run_id)
         _erase_key(run_id)
         run_scores_refresh(run=run)
-        errors = run.episodes.filter(status=Episode.Status.ERROR).count()
-        full = run.episodes.count() == len(scene_set()) * len(LEVELS) and errors == 0
-        if full and run.visibility == Run.Visibility.PUBLIC:
-            _list(run)
+        run_list_if_complete(run=run)
         _queue_frames(run)
     return True
 

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.bundle import Bundle, benchmark_version
 from evaluation.metrics import METRICS, bootstrap_ci, score_json
+from evaluation.prompts import LEVELS
 from evaluation.verify import verify_bundle
 from leaderboard.models import BenchmarkVersion, Episode, ModelEntry, Run, RunScore, Scene, Step
 from simulation.catalogue import scene_set
@@ -109,6 +111,32 @@ def _score_rows(
                 )
             )
     return rows
+
+
+def run_list_if_complete(*, run: Run) -> bool:
+    """List a complete public run on the leaderboard; return whether it was listed.
+
+    Complete means every scene at every level, with no episode lost to transport errors: only
+    such runs are ranked; partial ones are kept and shown on their model's page. One rule for
+    uploaded bundles and runs evaluated here.
+    """
+    if run.visibility != Run.Visibility.PUBLIC:
+        return False
+    episodes = run.episodes.aggregate(
+        total=Count("pk"),
+        scenes=Count("scene", distinct=True),
+        levels=Count("level", distinct=True),
+        errors=Count("pk", filter=~Q(status=Episode.Status.COMPLETED)),
+    )
+    complete = (
+        episodes["errors"] == 0
+        and episodes["scenes"] == len(scene_set())
+        and episodes["levels"] == len(LEVELS)
+        and episodes["total"] == len(scene_set()) * len(LEVELS)
+    )
+    if complete:
+        _list(run)
+    return complete
 
 
 def _list(run: Run) -> None:
@@ -253,20 +281,6 @@ def run_import_bundle(
             for step in record["steps"]
         )
     run_scores_refresh(run=run)
-    if list_run and run.visibility == Run.Visibility.PUBLIC and is_complete(bundle):
-        _list(run)
+    if list_run:
+        run_list_if_complete(run=run)
     return ImportedRun(run, len(episodes))
-
-
-def is_complete(bundle: Bundle) -> bool:
-    """Return whether a bundle covers the whole benchmark (66 scenes x 4 levels, no errors).
-
-    Only complete runs are ranked on the leaderboard; partial ones are kept and shown on their
-    model's page.
-    """
-    selection = bundle.header["selection"]
-    return (
-        set(selection["scenes"]) == set(scene_set())
-        and sorted(selection["levels"]) == [0, 1, 2, 3]
-        and all(e["status"] == "completed" for e in bundle.episodes)
-    )
