@@ -11,6 +11,8 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +23,13 @@ from django.utils import timezone
 from evaluation.agents import ModelAgent
 from evaluation.messages import GenerationParams
 from evaluation.prompts import LEVELS
-from evaluation.run_command import AgentSpecError, agent_spec_check, data_dir, make_agent_factory
+from evaluation.run_command import (
+    PROVIDERS,
+    AgentSpecError,
+    agent_spec_check,
+    data_dir,
+    make_agent_factory,
+)
 from evaluation.runner import FrameSource, run_episode
 from leaderboard import secrets as secrets_box
 from leaderboard.endpoints import EndpointRefused, endpoint_check
@@ -279,11 +287,21 @@ def _queue_frames(run: Run) -> None:
 
 
 def _response_cache(agent: str) -> Any:
-    if agent.split(":")[0] not in ("openai", "anthropic"):
+    """Return the worker's one response cache (model agents only).
+
+    One connection per process, shared by its threads (the cache locks), rather than a new
+    SQLite connection per episode that nothing closes.
+    """
+    if agent.split(":")[0] not in PROVIDERS:
         return None
+    return _shared_cache(str(data_dir() / "cache" / "responses.sqlite3"))
+
+
+@cache
+def _shared_cache(path: str) -> Any:
     from evaluation.cache import ResponseCache
 
-    return ResponseCache(data_dir() / "cache" / "responses.sqlite3")
+    return ResponseCache(Path(path))
 
 
 def run_finish_if_done(*, run_id: int) -> bool:
