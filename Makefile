@@ -37,7 +37,7 @@ run: install
 
 # One worker in the foreground on both queues, with the stale-episode check (beat) embedded.
 worker: install
-	$(BIN)/celery -A mirrorbench_site worker -Q models,render -P threads -c $(WORKER_CONCURRENCY) -B -l info
+	$(BIN)/python manage.py worker --concurrency $(WORKER_CONCURRENCY)
 
 # The suite runs against a throwaway data directory, never var/.
 test: install test-deps

@@ -33,3 +33,22 @@ def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
 
 
 app.autodiscover_tasks()
+
+
+QUEUES = ("models", "render")
+
+
+def worker_command(
+    *, concurrency: int, beat: bool = True, loglevel: str = "info", extra: tuple[str, ...] = ()
+) -> list[str]:
+    """Return the command line of one worker on both queues, with thread concurrency.
+
+    Threads suit both queues here: model calls wait on the network, and each rendering thread
+    keeps its own OpenGL context. ``beat`` embeds the periodic stale-episode check (exactly one
+    process of a deployment should run it).
+    """
+    import sys
+
+    command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "worker"]
+    command += ["-Q", ",".join(QUEUES), "-P", "threads", "-c", str(concurrency), "-l", loglevel]
+    return command + (["-B"] if beat else []) + list(extra)

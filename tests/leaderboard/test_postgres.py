@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrorbench_site.celery import worker_command
 from tests.leaderboard.postgres import postgres_server
 
 pytestmark = pytest.mark.slow
@@ -44,24 +45,12 @@ def test_a_run_completes_on_postgresql_with_a_worker(tmp_path):
         manage(env, "migrate", "--noinput")
         assert "20 models" in manage(env, "load_reference_results")
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "mirrorbench_site",
-                "worker",
-                "-Q",
-                "models,render",
-                "-P",
-                "threads",
-                "-c",
-                "2",
-                "-l",
-                "warning",
-                "--without-mingle",
-                "--without-gossip",
-            ],
+            worker_command(
+                concurrency=2,
+                beat=False,
+                loglevel="warning",
+                extra=("--without-mingle", "--without-gossip"),
+            ),
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
+
+from mirrorbench_site.celery import worker_command
 
 
 def start_worker(
@@ -34,27 +35,15 @@ def start_worker(
     }
     log = open(Path(settings.DATA_DIR) / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "mirrorbench_site",
-            "worker",
-            "-Q",
-            "models,render",
-            "-P",
-            "threads",
-            "-c",
-            str(concurrency),
-            "-B",
-            "-l",
-            "info",
-            "--without-mingle",
-            "--without-gossip",
-            "-s",
-            str(Path(settings.DATA_DIR) / f"beat-{time.time_ns()}"),
-        ],
+        worker_command(
+            concurrency=concurrency,
+            extra=(
+                "--without-mingle",
+                "--without-gossip",
+                "-s",
+                str(Path(settings.DATA_DIR) / f"beat-{time.time_ns()}"),
+            ),
+        ),
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

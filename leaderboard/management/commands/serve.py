@@ -18,6 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from leaderboard.evaluations import baseline_runs_ensure
+from mirrorbench_site.celery import worker_command
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -50,23 +51,7 @@ class Command(BaseCommand):
                     f"Queued run {run.pk}: {run.agent} on {run.episodes_expected} episodes"
                 )
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "mirrorbench_site",
-                "worker",
-                "-Q",
-                "models,render",
-                "-P",
-                "threads",
-                "-c",
-                str(options["concurrency"]),
-                "-B",
-                "-l",
-                "warning",
-            ],
+            worker_command(concurrency=options["concurrency"], loglevel="warning"),
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
