@@ -127,12 +127,10 @@ def leaderboard_frame(*, table: str) -> pd.DataFrame:
             row[f"{track}_{metric}"] = v[metric]
             if v["ci"]:
                 row[f"{track}_{metric}_ci"] = v["ci"].get(metric)
-    frame = pd.DataFrame(list(wide.values()), columns=[*_INFO, *SCORE_COLUMNS])
-    extra = pd.DataFrame(list(wide.values()))
-    for column in extra.columns:
-        if column not in frame.columns:
-            frame[column] = extra[column]
-    return frame
+    rows = list(wide.values())
+    # Every score column exists even when no row has it (an empty table, a missing track).
+    columns = dict.fromkeys([*_INFO, *SCORE_COLUMNS, *(key for row in rows for key in row)])
+    return pd.DataFrame(rows, columns=list(columns))
 
 
 def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
