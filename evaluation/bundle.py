@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from evaluation.metrics import EpisodeResult
 from evaluation.prompts import PROMPT_VERSION
 from simulation.catalogue import SCENE_SET_VERSION
 from simulation.dynamics import DYNAMICS_VERSION
+from simulation.versions import BENCHMARK_VERSION
 
 BUNDLE_VERSION = 1
 COMPLETED = "completed"
@@ -30,11 +31,57 @@ ERROR = "error"
 
 
 def benchmark_version() -> dict[str, str]:
-    """Return the benchmark version: scene set, prompt and dynamics versions."""
+    """Return the benchmark version and its parts: scene set, prompt and dynamics versions."""
     return {
+        "version": BENCHMARK_VERSION,
         "scene_set": SCENE_SET_VERSION,
         "prompt_version": PROMPT_VERSION,
         "dynamics_version": DYNAMICS_VERSION,
+    }
+
+
+def header_benchmark_version(header: dict[str, Any]) -> str:
+    """Return the benchmark version a bundle header names (v1 bundles name only the parts)."""
+    benchmark = header.get("benchmark")
+    if not isinstance(benchmark, dict):
+        return "unknown"
+    version = benchmark.get("version")
+    if version is None and benchmark.get("prompt_version") == "v1":
+        return "v1"
+    return str(version)
+
+
+def tool_version() -> str:
+    """Return the version of the mirrorbench package that writes bundles."""
+    try:
+        return metadata.version("mirrorbench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def make_header(
+    *,
+    agent: dict[str, Any],
+    renderer: dict[str, Any],
+    selection: dict[str, Any],
+    seed: int,
+    created: str | None = None,
+    benchmark: dict[str, str] | None = None,
+    tool: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return a bundle header; the one place where its fields are put together."""
+    return {
+        "type": "header",
+        "bundle_version": BUNDLE_VERSION,
+        "benchmark": benchmark or benchmark_version(),
+        "agent": agent,
+        "renderer": renderer,
+        "selection": selection,
+        "seed": seed,
+        "created": created or now_iso(),
+        "tool": {"name": "mirrorbench", "version": tool_version(), **(tool or {})},
+        **(extra or {}),
     }
 
 

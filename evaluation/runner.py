@@ -23,11 +23,10 @@ import numpy as np
 
 from evaluation.agents import Agent, Decision, Observation
 from evaluation.bundle import (
-    BUNDLE_VERSION,
     COMPLETED,
     ERROR,
     BundleWriter,
-    benchmark_version,
+    make_header,
     now_iso,
     read_bundle,
 )
@@ -165,10 +164,14 @@ def _replay(
     steps: list[dict[str, Any]],
     history: list[HistoryEntry],
 ) -> list[Vec3]:
-    """Apply steps stored earlier (a resumed episode); return the cell seen before each one."""
+    """Apply steps stored earlier (a resumed episode).
+
+    Return the cell seen before each step whose answer was read (the views the model had been
+    shown as previous images); answers that could not be read stay out of the history.
+    """
     cells = []
     for record in prior_steps:
-        cells.append(state.cell)
+        cell = state.cell
         option = record["option"]
         transition = state.step(Action(option) if option is not None else None)
         stored = (record["executed"], record["distance_steps"], tuple(record["hand_cell"]))
@@ -176,7 +179,9 @@ def _replay(
             raise ValueError(
                 f"stored step {record['index']} of {state.scene.id} disagrees with the dynamics"
             )
-        history.append(HistoryEntry(option, transition.executed))
+        if option is not None:
+            cells.append(cell)
+            history.append(HistoryEntry(option, transition.executed))
         steps.append(record)
     return cells
 
@@ -216,7 +221,13 @@ def _play(
         decision = agent.act(observation)
         action = Action(decision.option) if decision.option is not None else None
         transition = state.step(action)
-        history.append(HistoryEntry(decision.option, transition.executed))
+        if action is None:
+            # As in the reference: an answer that cannot be read stays out of the history,
+            # and the view it was given is not kept as the previous image.
+            if looks:
+                shown.pop()
+        else:
+            history.append(HistoryEntry(decision.option, transition.executed))
         step = _step_record(len(steps), decision, transition, key)
         steps.append(step)
         if on_step is not None:
@@ -362,22 +373,17 @@ def run(
     and unfinished ones run again.
     """
     probe = make_agent()
-    header = {
-        "type": "header",
-        "bundle_version": BUNDLE_VERSION,
-        "benchmark": benchmark_version(),
-        "agent": probe.describe(),
-        "renderer": {
+    header = make_header(
+        agent=probe.describe(),
+        renderer={
             "version": renderer_version(),
             "image_size": image_size,
             "image_history": probe.image_history,
         },
-        "selection": {"levels": list(levels), "scenes": [s.id for s in scenes]},
-        "seed": seed,
-        "created": now_iso(),
-        "tool": {"name": "mirrorbench"},
-        **header_extra,
-    }
+        selection={"levels": list(levels), "scenes": [s.id for s in scenes]},
+        seed=seed,
+        extra=header_extra,
+    )
     keep: list[dict[str, Any]] = []
     if resume and out.exists():
         previous = read_bundle(out)

@@ -10,11 +10,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evaluation.bundle import COMPLETED, ERROR, Bundle, benchmark_version, schema_errors
+from evaluation.bundle import (
+    COMPLETED,
+    ERROR,
+    Bundle,
+    benchmark_version,
+    header_benchmark_version,
+    schema_errors,
+)
 from evaluation.metrics import METRICS, episode_score
 from evaluation.parsing import parse_choice
 from simulation.catalogue import UnknownSceneError, get_scene, scene_set
 from simulation.dynamics import Action, EpisodeState
+from simulation.versions import KNOWN_VERSIONS, unknown_version_message
 
 REFUSAL_PREFIX = "no answer: "
 _TOLERANCE = 1e-9
@@ -27,11 +35,14 @@ def verify_bundle(bundle: Bundle) -> list[str]:
     problems += [f"header: {message}" for message in schema_errors(header, "header")]
     if problems:
         return problems
+    version = header_benchmark_version(header)
+    if version not in KNOWN_VERSIONS:
+        return [f"header: {unknown_version_message(version)}"]
     if header["benchmark"] != benchmark_version():
-        problems.append(
-            f"header: benchmark version {header['benchmark']} differs from this verifier's "
+        return [
+            f"header: benchmark {header['benchmark']} differs from this verifier's "
             f"{benchmark_version()}"
-        )
+        ]
     known = scene_set()
     selected_scenes = header["selection"]["scenes"]
     problems += [

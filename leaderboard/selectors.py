@@ -417,7 +417,7 @@ def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
 
 def run_bundle(*, run: Run) -> list[dict[str, Any]]:
     """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts."""
-    from evaluation.bundle import BUNDLE_VERSION
+    from evaluation.bundle import make_header
     from evaluation.run_command import make_agent_factory
     from simulation.render import renderer_version
 
@@ -440,22 +440,20 @@ def run_bundle(*, run: Run) -> list[dict[str, Any]]:
             e.scene.scene_id for e in run.episodes.select_related("scene").order_by("scene_id")
         )
     )
-    header = {
-        "type": "header",
-        "bundle_version": BUNDLE_VERSION,
-        "benchmark": run.benchmark.as_dict(),
-        "agent": factory().describe(),
-        "renderer": {
+    header = make_header(
+        benchmark=run.benchmark.as_dict(),
+        agent=factory().describe(),
+        renderer={
             "version": renderer_version(),
             "image_size": spec["image_size"],
             "image_history": spec["image_history"],
         },
-        "selection": {"levels": levels, "scenes": scenes},
-        "seed": spec["seed"],
-        "created": run.created.isoformat(timespec="seconds"),
-        "tool": {"name": "mirrorbench", "run": run.pk},
-        **extras,
-    }
+        selection={"levels": levels, "scenes": scenes},
+        seed=spec["seed"],
+        created=run.created.isoformat(timespec="seconds"),
+        tool={"run": run.pk},
+        extra=extras,
+    )
     records: list[dict[str, Any]] = [header]
     for e in episodes:
         steps = [s.as_record() for s in e.steps.all()]

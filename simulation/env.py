@@ -1,4 +1,4 @@
-"""The Gymnasium interface: ``gymnasium.make("MirrorBench-v1", scene=..., size=...)``."""
+"""The Gymnasium interface: ``gymnasium.make("MirrorBench-v2", scene=..., size=...)``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
 
     Action ``a`` in ``Discrete(6)`` is option ``a + 1`` of the prompt (up, down, left, right,
     forward, backward). Observations are the camera's RGB image. An episode terminates on
-    success and is truncated when the step budget (``d0_steps + 10``) is used up. The
+    success and is truncated when the step budget (``scene.max_steps``) is used up. The
     dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
     """
 

@@ -214,3 +214,68 @@ def test_stored_steps_that_disagree_with_the_dynamics_are_refused():
     forged = [dict(whole["steps"][0], distance_steps=0)]
     with pytest.raises(ValueError, match="disagrees with the dynamics"):
         run_episode(scene, 2, RandomAgent(9), seed=9, prior_steps=forged)
+
+
+class ScriptClient:
+    """A model client that answers from a list and records what it was shown."""
+
+    provider, model, params = "test", "script", GenerationParams()
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.seen = []
+
+    def complete(self, messages):
+        images = [p.png for p in messages[1].parts if hasattr(p, "png")]
+        self.seen.append({"images": images, "messages": messages})
+        return ModelReply(text=self.answers.pop(0))
+
+
+class RecordingModelAgent(ModelAgent):
+    """A model agent that keeps the history it was given at each step."""
+
+    def act(self, observation):
+        self.__dict__.setdefault("histories", []).append(observation.history)
+        return super().act(observation)
+
+
+# Down (executed), an unreadable answer, then backward: the bad answer must leave no trace.
+BAD_IN_THE_MIDDLE = ["Choice: [2]", "I am not sure.", "Choice: [6]", *["Choice: [2]"] * 30]
+
+
+def test_an_unreadable_answer_stays_out_of_the_history_and_its_view_is_not_kept():
+    scene = get_scene("tienkung-allegro-logo_0")
+    client = ScriptClient(BAD_IN_THE_MIDDLE)
+    agent = RecordingModelAgent(client, image_history=1)
+    record = run_episode(scene, 0, agent, frames=FrameSource(32), image_size=32)
+    assert record["steps"][1]["option"] is None
+    assert record["distances"][2] == record["distances"][1]  # the step is used up, no move
+    step0, step1, step2, step3 = client.seen[:4]
+    # Step 2 (after the bad answer) is shown the view from before the bad step as previous:
+    # the view of step 1's move, exactly what step 1 itself was shown as current.
+    assert step2["images"] == step1["images"]
+    assert step3["images"][0] == step2["images"][1]
+    text = "\n".join(p.text for p in step2["messages"][1].parts if hasattr(p, "text"))
+    assert "I am not sure" not in text
+    assert [h.option for h in agent.histories[2]] == [2]
+    assert [h.option for h in agent.histories[3]] == [2, 6]
+
+
+def test_a_resume_after_an_unreadable_answer_shows_the_same_views():
+    scene = get_scene("tienkung-allegro-logo_0")
+    whole_client = ScriptClient(BAD_IN_THE_MIDDLE)
+    whole = run_episode(
+        scene, 0, ModelAgent(whole_client), frames=FrameSource(32), image_size=32
+    )
+    resumed_client = ScriptClient(BAD_IN_THE_MIDDLE[2:])
+    run_episode(
+        scene,
+        0,
+        ModelAgent(resumed_client),
+        frames=FrameSource(32),
+        image_size=32,
+        prior_steps=whole["steps"][:2],
+    )
+    assert [s["images"] for s in resumed_client.seen] == [
+        s["images"] for s in whole_client.seen[2:]
+    ]

@@ -90,10 +90,29 @@ def test_an_edited_trajectory_and_metrics_are_caught(clean, tmp_path):
     assert any("metrics disagree" in p and "avg 0.9" in p for p in found)
 
 
-def test_a_wrong_benchmark_version_is_caught(clean, tmp_path):
+def test_a_wrong_benchmark_part_is_caught(clean, tmp_path):
     records = copy(clean)
     records[0]["benchmark"]["prompt_version"] = "v0"
-    assert any("benchmark version" in p for p in problems(records, tmp_path))
+    assert any("differs from this verifier" in p for p in problems(records, tmp_path))
+
+
+def test_a_v1_bundle_is_refused_naming_its_retired_version(clean, tmp_path):
+    records = copy(clean)
+    records[0]["benchmark"] = {"scene_set": "v1", "prompt_version": "v1", "dynamics_version": "v1"}
+    found = problems(records, tmp_path)
+    assert len(found) == 1
+    assert "benchmark version 'v1' is retired" in found[0]
+    assert "step budget" in found[0]
+
+
+def test_a_bundle_of_an_unknown_version_is_refused_naming_it(clean, tmp_path):
+    records = copy(clean)
+    records[0]["benchmark"]["version"] = "v9"
+    found = problems(records, tmp_path)
+    assert found == [
+        "header: benchmark version 'v9' is unknown to this engine (it knows v2); upgrade "
+        "mirrorbench or use a bundle it wrote"
+    ]
 
 
 def test_an_unknown_scene_is_caught(clean, tmp_path):

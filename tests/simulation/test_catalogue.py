@@ -47,10 +47,29 @@ def test_human_scenes_use_human_marks_and_robot_scenes_use_logos():
             assert scene.mark.side_mm == 200
 
 
-def test_initial_distances_match_the_reference():
+EXPECTED_BUDGET = {
+    "male_0": 21,
+    "male_1": 20,
+    "female_0": 20,
+    "female_1": 21,
+    "tienkung": 15,
+    "GR1_T2": 16,
+    "nova_carter": 16,
+}
+
+
+def test_initial_distances_and_budgets_match_the_reference():
     for scene in scene_set().values():
         assert scene.d0_steps == EXPECTED_D0[scene.body.id], scene.id
-        assert scene.max_steps == scene.d0_steps + 10
+        assert scene.max_steps == EXPECTED_BUDGET[scene.body.id], scene.id
+
+
+def test_thirty_scenes_have_one_step_less_than_d0_plus_10():
+    """The reference truncates a float32 d0: 30 of 66 scenes lose a step (protocol v2)."""
+    short = [s for s in scene_set().values() if s.max_steps == s.d0_steps + 9]
+    rest = [s for s in scene_set().values() if s.max_steps == s.d0_steps + 10]
+    assert len(short) == 30 and len(rest) == 36
+    assert {s.body.id for s in short} == {"male_0", "tienkung", "GR1_T2", "nova_carter"}
 
 
 def test_every_goal_is_collision_free_and_a_whole_number_of_steps_away():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import simulation  # noqa: F401  (registers MirrorBench-v1)
+import simulation  # noqa: F401  (registers MirrorBench-v2)
 from simulation.catalogue import get_scene
 
 SCENE = "female_0-mano_purple-leaf_1"
@@ -13,13 +13,13 @@ SCENE = "female_0-mano_purple-leaf_1"
 
 @pytest.fixture
 def env():
-    environment = gymnasium.make("MirrorBench-v1", scene=SCENE, size=48)
+    environment = gymnasium.make("MirrorBench-v2", scene=SCENE, size=48)
     yield environment
     environment.close()
 
 
 def test_the_environment_passes_gymnasiums_checker():
-    environment = gymnasium.make("MirrorBench-v1", scene=SCENE, size=48)
+    environment = gymnasium.make("MirrorBench-v2", scene=SCENE, size=48)
     check_env(environment.unwrapped, skip_render_check=True)
     environment.close()
 
@@ -72,4 +72,4 @@ def test_bad_actions_and_unknown_scenes_are_refused(env):
     with pytest.raises(ValueError, match="action"):
         env.step(6)
     with pytest.raises(KeyError, match="unknown scene"):
-        gymnasium.make("MirrorBench-v1", scene="nobody-nohand-nomark")
+        gymnasium.make("MirrorBench-v2", scene="nobody-nohand-nomark")
