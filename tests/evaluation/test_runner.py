@@ -250,7 +250,7 @@ def test_an_unreadable_answer_stays_out_of_the_history_and_its_view_is_not_kept(
     record = run_episode(scene, 0, agent, frames=FrameSource(32), image_size=32)
     assert record["steps"][1]["option"] is None
     assert record["distances"][2] == record["distances"][1]  # the step is used up, no move
-    step0, step1, step2, step3 = client.seen[:4]
+    _, step1, step2, step3 = client.seen[:4]
     # Step 2 (after the bad answer) is shown the view from before the bad step as previous:
     # the view of step 1's move, exactly what step 1 itself was shown as current.
     assert step2["images"] == step1["images"]
@@ -264,9 +264,7 @@ def test_an_unreadable_answer_stays_out_of_the_history_and_its_view_is_not_kept(
 def test_a_resume_after_an_unreadable_answer_shows_the_same_views():
     scene = get_scene("tienkung-allegro-logo_0")
     whole_client = ScriptClient(BAD_IN_THE_MIDDLE)
-    whole = run_episode(
-        scene, 0, ModelAgent(whole_client), frames=FrameSource(32), image_size=32
-    )
+    whole = run_episode(scene, 0, ModelAgent(whole_client), frames=FrameSource(32), image_size=32)
     resumed_client = ScriptClient(BAD_IN_THE_MIDDLE[2:])
     run_episode(
         scene,
