@@ -1,16 +1,28 @@
-"""The four prompt levels (``PROMPT_VERSION = "v1"``).
+"""The four prompt levels (``PROMPT_VERSION = "v2"``).
 
 Each level discloses exactly what ``protocol.md`` lists and no more:
 
-- L0: the body, the camera behind it, the mirror and where the mark is, plus a step-by-step
-  reasoning template and its answer format.
-- L1: the same disclosure without the template, with hints.
-- L2: the body and that the mark is attached to it; no mirror, no reflections.
-- L3: only the hand, a fixed camera and the mark; neither the mirror nor the body.
+- L0: the body (full description); the camera behind it, which sees only part of it; the mirror
+  in front, which shows its front; the mark on the front of the body, visible only in the
+  mirror; the goal of reaching it physically with the real hand. Instead of notes, a
+  step-by-step reasoning template, which the answer format follows.
+- L1: the body, the camera behind it and the mirror; the mark is only said to be attached to
+  the body (where it is, is at most suggested by a conditional note); ten notes.
+- L2: the body, the camera behind it, and that the mark is attached to the body; never a mirror
+  or a reflection; three hints.
+- L3: only the hand, a fixed camera and the mark; neither the mirror nor the body; one hint.
 
-Every level has the system message, the track sentence, the hand's description, the numbered
-options, the step budget, the full action history with its execution feedback, the previous
-image(s) and the current image, and an answer ending in ``Choice: [n]``.
+Every step sends a system message (a benign virtual simulation) and one user message whose
+parts come in the reference's order, so that the answer format is the last thing a model reads:
+
+1. the level's fixed text (:func:`task_text`): track sentence, setting, body, hand, mark, goal;
+2. the previous moves with their execution feedback (:func:`status_text`);
+3. the previous image, then the current image, each after a short label;
+4. :func:`instructions_text`: the numbered options, the notes (or the L0 template), the step
+   budget as a fixed sentence, and the answer format ending with the line ``Choice: [n]``.
+
+The runner leaves responses that could not be parsed out of the history (and does not keep
+their image as the previous image), so the history lists moves only, numbered from 1.
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from evaluation.messages import ImagePart, Message, Part, TextPart
 from simulation.catalogue import Scene
 from simulation.dynamics import Action
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 LEVELS = (0, 1, 2, 3)
 
 OPTION_TEXT: dict[Action, str] = {
@@ -41,128 +53,191 @@ SYSTEM_TEXT = (
 )
 
 TRACK_TEXT = {
-    track: f"You are a simulated {kind} agent performing a self-recognition task in a 3D "
+    track: f"You are a simulated {kind} agent taking part in a self-recognition task in a 3D "
     "environment."
     for track, kind in (("Human", "human"), ("Robot", "robotic"))
 }
 
-_L0_L1_SETTING = (
-    "You are {body}. A camera stands behind you, so its images show only part of you, mostly "
-    "your back. In front of you there is a mirror, and it shows your front. A mark is attached "
-    "to the front of your body; you can see it only in the mirror. The mark is {mark}. Your "
-    "goal is to physically touch the mark on your own body with your real hand."
-)
+_CAMERA_BEHIND = "a fixed camera stands behind you, so its images show only part of your body."
 
-_L0_TEMPLATE = """Reason step by step with this template before you answer:
-Step 0, depth check: look at the feedback of your most recent "move backward".
-  - If you have not moved backward yet, move backward.
-  - If it was executed, keep moving backward.
-  - If it failed because of a collision, your hand is touching your body: from now on adjust
-    only up, down, left or right.
-Step 1, count the hands: if you see one hand, it is the reflection in the mirror; if you see
-  two, the larger one is your real hand and the smaller one is its reflection.
-Step 2, compare the reflected mark with the reflected hand and decide whether the hand must go
-  up, down, left or right to meet the mark.
-Step 3, never move forward.
+_SETTING = {
+    0: f"{_CAMERA_BEHIND} In front of you stands a mirror, which shows your front.",
+    1: f"{_CAMERA_BEHIND} In front of you stands a mirror.",
+    2: _CAMERA_BEHIND,
+    3: "a fixed camera looks at the scene; every image you receive comes from it.",
+}
 
-Answer in this format:
-Depth check: <what the feedback of your last backward move tells you>
-Hands: <how many hands you see and which one is your real hand>
-Comparison: <where the reflected mark is relative to the reflected hand>
+_MARK_PLACE = {
+    0: "It is attached to the front of your body, which the camera cannot see directly: "
+    "the mark is visible only in the mirror.",
+    1: "It is attached to your body.",
+    2: "It is attached to your body.",
+    3: "It is somewhere in the scene.",
+}
+
+_GOAL = {
+    0: "physically reach the mark on your own body with your real hand.",
+    1: "reach the mark with your hand.",
+    2: "reach the mark with your hand.",
+    3: "reach the mark with your hand.",
+}
+
+_L0_TEMPLATE = """\
+Reasoning template (work through the steps in this order):
+Step 0, depth check: find your most recent backward move (option 6) in the history.
+  - If you have not tried moving backward yet, move backward (6).
+  - If it was executed without collision, your hand is not touching your body yet: keep \
+moving backward (6).
+  - If it failed because of a collision, your hand is in contact with your body: from now on \
+adjust only up, down, left or right (1-4).
+Step 1, count the hands: if you see one hand, it is the reflection in the mirror; if you see \
+two, the larger one is your real hand and the smaller one is its reflection.
+Step 2, compare the reflected mark with the reflected hand and turn the offset into a move:
+  - the mark is above the reflected hand: move up (1);
+  - the mark is below the reflected hand: move down (2);
+  - the mark is to the left of the reflected hand in the image: move left (3);
+  - the mark is to the right of the reflected hand in the image: move right (4).
+Step 3: never move forward (5)."""
+
+_L0_FORMAT = """\
+Answer format: one line for each step of the template, then your choice as the very last \
+line, where n is the number of the option you choose:
+Step 0: <what the feedback of your last backward move tells you>
+Step 1: <how many hands you see, and which one is the reflection>
+Step 2: <where the reflected mark is relative to the reflected hand, and the move this calls \
+for>
+Step 3: <confirm that the move is not forward>
 Choice: [n]"""
 
-_L1_HINTS = [
-    "The figure in the mirror is your own reflection, not another body.",
-    "If you see two hands, compare the position of the mark with the reflected hand.",
-    "Reach towards your own body, not towards the mirror.",
-    "Moving towards the camera means moving towards your body.",
-    "Avoid moving back and forth between the same positions.",
-    "Your hand moves in the space between the mirror and your body.",
-]
+_FORMAT = """\
+Answer format: reason briefly about the images and the history, then end your answer with \
+this line, where n is the number of the option you choose:
+Choice: [n]"""
 
-_L2_SETTING = (
-    "You are {body}. A fixed camera provides the images. A mark is attached to your body. "
-    "The mark is {mark}. Your goal is to touch the mark with your hand."
-)
+
+def _l1_notes(scene: Scene) -> list[str]:
+    return [
+        f"What you see in the mirror ({scene.body.short_description}) is your own reflection, "
+        "not another body.",
+        "If you cannot see the mark directly, it may be on a side of your body that only the "
+        "mirror shows.",
+        "If you see two hands, compare the position of the mark with the reflected hand.",
+        "Reach the mark physically, on your own body; reaching its reflection does not count.",
+        "Moving towards the camera (backward) means moving towards your body.",
+        "Your hand moves in the space between the mirror and your body.",
+        "Left and right are as they appear in the camera image; as the camera looks over your "
+        "back, they are also your own left and right.",
+        "A move that fails because of a collision means your hand is already in contact in "
+        "that direction.",
+        "Avoid oscillating: moving back and forth between the same positions wastes steps.",
+        "Use the history of your moves and the previous image to see what each move changed.",
+    ]
+
+
 _L2_HINTS = [
-    "Move towards your body.",
-    "Avoid moving back and forth between the same positions.",
-    "Use the history of your actions and their feedback.",
+    "Move your hand towards your body.",
+    "Avoid oscillating: moving back and forth between the same positions wastes steps.",
+    "Use the history of your moves and the previous image to see what each move changed.",
 ]
 
-_L3_SETTING = (
-    "A fixed camera provides the images. Somewhere in the scene there is a mark. The mark is "
-    "{mark}. Your goal is to touch the mark with your hand."
-)
-_L3_HINTS = ["Reach the place where the mark actually is in 3D space, not where it appears to be."]
-
-_ANSWER_FORMAT = (
-    "Think about the images and the history, then end your answer with one line of the form "
-    "Choice: [n], where n is the number of the option you choose."
-)
+_L3_HINTS = [
+    "Reach the place where the mark actually is in 3D space, not the place where it appears to be.",
+]
 
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """One earlier step as the prompt reports it."""
+    """One earlier move as the prompt reports it.
+
+    ``option`` stays optional for old callers; an entry without one (a response that could not
+    be parsed) is not a move, and the prompt leaves it out.
+    """
 
     option: int | None
     executed: bool
 
 
-def _feedback(entry: HistoryEntry) -> str:
-    if entry.option is None:
-        return "no valid option could be read from the answer, so the hand did not move"
-    name = OPTION_TEXT[Action(entry.option)]
-    if entry.executed:
-        return f"option {entry.option} ({name}): executed without collision"
-    return f"option {entry.option} ({name}): failed because of a collision; the hand did not move"
+def _check_level(level: int) -> None:
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of 0, 1, 2, 3, got {level!r}")
 
 
 def setting_text(scene: Scene, level: int) -> str:
-    """Return what the level discloses about the body, the camera, the mirror and the mark."""
-    body, mark = scene.body.description, scene.mark.description
-    if level in (0, 1):
-        return _L0_L1_SETTING.format(body=body, mark=mark)
-    if level == 2:
-        return _L2_SETTING.format(body=body, mark=mark)
-    if level == 3:
-        return _L3_SETTING.format(mark=mark)
-    raise ValueError(f"level must be one of 0, 1, 2, 3, got {level!r}")
-
-
-def _hints(level: int) -> list[str]:
-    return {0: [], 1: _L1_HINTS, 2: _L2_HINTS, 3: _L3_HINTS}[level]
+    """Return what the level discloses about the camera, the mirror and the body."""
+    _check_level(level)
+    lines = [f"Setting: {_SETTING[level]}"]
+    if level != 3:
+        lines.append(f"Body: you are {scene.body.description}.")
+    return "\n".join(lines)
 
 
 def task_text(scene: Scene, level: int) -> str:
-    """Return the fixed part of the user message: track, hand, setting, options, hints, format."""
-    lines = [
-        TRACK_TEXT[scene.track],
-        f"You control {scene.hand.description}. It floats in the air and you move it one step "
-        "at a time.",
-        setting_text(scene, level),
-        "",
-        "Options:",
-        *(f"{action.value}. {text[0].upper()}{text[1:]}" for action, text in OPTION_TEXT.items()),
-    ]
-    hints = _hints(level)
-    if hints:
-        lines += ["", "Hints:", *(f"- {hint}" for hint in hints)]
-    lines += ["", _L0_TEMPLATE if level == 0 else _ANSWER_FORMAT]
-    return "\n".join(lines)
+    """Return the level's fixed text: track sentence, setting, body, hand, mark and goal."""
+    return "\n".join(
+        [
+            TRACK_TEXT[scene.track],
+            setting_text(scene, level),
+            f"Hand: you control {scene.hand.description}. It floats in the air and moves one "
+            "step at a time in the direction you choose.",
+            f"Mark: {scene.mark.description}. {_MARK_PLACE[level]}",
+            f"Goal: {_GOAL[level]}",
+        ]
+    )
+
+
+def _feedback(number: int, option: int, executed: bool) -> str:
+    name = OPTION_TEXT[Action(option)]
+    outcome = (
+        "executed without collision"
+        if executed
+        else "failed because of a collision, the hand did not move"
+    )
+    return f"{number}. Option {option}, {name}: {outcome}."
 
 
 def status_text(scene: Scene, history: Sequence[HistoryEntry]) -> str:
-    """Return the step budget and the full action history with feedback."""
-    used = len(history)
-    lines = [f"Step {used + 1} of {scene.max_steps}: you have {scene.max_steps - used} moves left."]
-    if history:
-        lines.append("Your previous actions:")
-        lines += [f"- Step {i}: {_feedback(entry)}" for i, entry in enumerate(history, 1)]
-    else:
-        lines.append("This is your first move.")
+    """Return the previous moves, numbered from 1, each with its execution feedback.
+
+    ``scene`` is unused since v2 (the step budget became a fixed sentence of
+    :func:`instructions_text`); it stays for callers of the v1 signature.
+    """
+    moves = [(entry.option, entry.executed) for entry in history if entry.option is not None]
+    if not moves:
+        return "Previous moves: none yet, this is your first move."
+    lines = ["Previous moves and their outcome:"]
+    lines += [_feedback(n, option, executed) for n, (option, executed) in enumerate(moves, 1)]
     return "\n".join(lines)
+
+
+def _notes(scene: Scene, level: int) -> list[str]:
+    return {0: [], 1: _l1_notes(scene), 2: _L2_HINTS, 3: _L3_HINTS}[level]
+
+
+def budget_text(scene: Scene) -> str:
+    """Return the step budget: the same sentence at every step, never a countdown."""
+    return f"Your budget is limited to {scene.max_steps} steps in total."
+
+
+def instructions_text(scene: Scene, level: int) -> str:
+    """Return what follows the images: options, notes or template, step budget, answer format."""
+    _check_level(level)
+    lines = [
+        "Options:",
+        *(f"{action.value}. {text[0].upper()}{text[1:]}" for action, text in OPTION_TEXT.items()),
+        "",
+    ]
+    if level == 0:
+        lines.append(_L0_TEMPLATE)
+    else:
+        lines += ["Notes:", *(f"- {note}" for note in _notes(scene, level))]
+    lines += ["", budget_text(scene), "", _L0_FORMAT if level == 0 else _FORMAT]
+    return "\n".join(lines)
+
+
+def _image_label(back: int) -> str:
+    if back == 1:
+        return "Previous image (before your last move):"
+    return f"Earlier image (before your last {back} moves):"
 
 
 def build_messages(
@@ -172,14 +247,16 @@ def build_messages(
     previous_images: Sequence[ImagePart],
     current_image: ImagePart,
 ) -> list[Message]:
-    """Return the conversation for one step: a system message and one user message."""
+    """Return the conversation for one step: a system message and one user message.
+
+    ``history`` holds the moves made so far and ``previous_images`` the views before the most
+    recent of them, oldest first (one, in the benchmark's setting; none at the first step).
+    """
     parts: list[Part] = [TextPart(task_text(scene, level)), TextPart(status_text(scene, history))]
     for i, image in enumerate(previous_images):
-        back = len(previous_images) - i
-        parts.append(TextPart(f"The view {back} step{'s' if back > 1 else ''} ago:"))
-        parts.append(image)
-    parts.append(TextPart("The current view:"))
-    parts.append(current_image)
+        parts += [TextPart(_image_label(len(previous_images) - i)), image]
+    parts += [TextPart("Current image:"), current_image]
+    parts.append(TextPart(instructions_text(scene, level)))
     return [Message("system", (TextPart(SYSTEM_TEXT),)), Message("user", tuple(parts))]
 
 

@@ -1,103 +1,376 @@
+"""The v2 prompts: what each level discloses, and the order of the user message."""
+
 import re
 
 import pytest
 
 from evaluation.messages import ImagePart, TextPart
 from evaluation.prompts import (
+    LEVELS,
+    PROMPT_VERSION,
     SYSTEM_TEXT,
     HistoryEntry,
     build_messages,
+    instructions_text,
     messages_as_text,
+    setting_text,
+    status_text,
     task_text,
 )
 from simulation.catalogue import scene_set
 
-IMAGE = ImagePart(b"png", 1024, 1024, "view")
+PREVIOUS = ImagePart(b"p", 1024, 1024, "previous view")
+CURRENT = ImagePart(b"c", 1024, 1024, "current view")
 SCENES = list(scene_set().values())
+HUMAN = SCENES[0]
+ROBOT = SCENES[-1]
+HISTORY = (HistoryEntry(6, True), HistoryEntry(6, False))
 
 
-def user_text(scene, level, history=()):
-    messages = build_messages(scene, level, list(history), [IMAGE], IMAGE)
-    return messages_as_text(messages)
+def user_message(scene, level, history=HISTORY, previous=(PREVIOUS,)):
+    return build_messages(scene, level, list(history), list(previous), CURRENT)[1]
+
+
+def user_text(scene, level, history=HISTORY, previous=(PREVIOUS,)):
+    messages = build_messages(scene, level, list(history), list(previous), CURRENT)
+    return messages_as_text(messages).split("=== user ===\n", 1)[1]
+
+
+def bullets(text, heading):
+    """Return the '- ' lines of the block that starts with ``heading``."""
+    block = text.split(f"\n{heading}\n", 1)[1].split("\n\n", 1)[0]
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_the_version_is_v2():
+    assert PROMPT_VERSION == "v2"
+    assert LEVELS == (0, 1, 2, 3)
+
+
+def test_the_system_message_says_it_is_a_benign_virtual_simulation():
+    for level in LEVELS:
+        system, user = build_messages(HUMAN, level, [], [], CURRENT)
+        assert system.role == "system" and system.parts == (TextPart(SYSTEM_TEXT),)
+        assert user.role == "user"
+    assert "benign virtual simulation" in SYSTEM_TEXT
+
+
+# The order of the user message.
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_user_message_comes_in_the_reference_order(level):
+    for scene in (HUMAN, ROBOT):
+        parts = user_message(scene, level).parts
+        assert [type(p) for p in parts] == [
+            TextPart,  # fixed text
+            TextPart,  # history
+            TextPart,  # label
+            ImagePart,  # previous image
+            TextPart,  # label
+            ImagePart,  # current image
+            TextPart,  # options, notes or template, budget, format
+        ]
+        assert parts[0].text == task_text(scene, level)
+        assert parts[1].text == status_text(scene, HISTORY)
+        assert parts[3] == PREVIOUS and parts[5] == CURRENT
+        assert parts[6].text == instructions_text(scene, level)
+
+        text = user_text(scene, level)
+        marks = [
+            text.index(task_text(scene, level)),
+            text.index("Previous moves and their outcome:"),
+            text.index("[image previous view"),
+            text.index("[image current view"),
+            text.index("Options:\n1. Move up"),
+            text.index("Reasoning template" if level == 0 else "Notes:"),
+            text.index(f"limited to {scene.max_steps} steps"),
+            text.index("Answer format:"),
+        ]
+        assert marks == sorted(marks), (scene.id, level)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_answer_format_is_last_and_ends_with_the_choice_line(level):
+    for scene in SCENES:
+        for history in ((), HISTORY):
+            text = user_text(scene, level, history)
+            assert text.splitlines()[-1] == "Choice: [n]"
+            last_block = text.rsplit("\n\n", 1)[1]
+            assert last_block.startswith("Answer format:")
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_fixed_text_is_track_setting_body_hand_mark_goal(level):
+    scene = HUMAN
+    lines = task_text(scene, level).splitlines()
+    expected = ["You are a simulated human agent", "Setting:", "Body:", "Hand:", "Mark:", "Goal:"]
+    if level == 3:
+        expected.remove("Body:")
+    assert len(lines) == len(expected)
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(start)
+    assert setting_text(scene, level) in task_text(scene, level)
+
+
+def test_the_options_are_numbered_in_the_reference_order():
+    text = instructions_text(HUMAN, 2)
+    assert (
+        "Options:\n"
+        "1. Move up\n"
+        "2. Move down\n"
+        "3. Move left\n"
+        "4. Move right\n"
+        "5. Move forward (away from the camera)\n"
+        "6. Move backward (towards the camera)\n"
+    ) in text
+
+
+# History, images and budget.
+
+
+def test_the_history_numbers_the_moves_with_their_feedback():
+    history = [HistoryEntry(6, True), HistoryEntry(6, False), HistoryEntry(3, True)]
+    text = status_text(HUMAN, history)
+    assert text.splitlines() == [
+        "Previous moves and their outcome:",
+        "1. Option 6, move backward (towards the camera): executed without collision.",
+        "2. Option 6, move backward (towards the camera): failed because of a collision, the "
+        "hand did not move.",
+        "3. Option 3, move left: executed without collision.",
+    ]
+
+
+def test_the_first_step_says_there_are_no_previous_moves():
+    text = user_text(HUMAN, 1, history=(), previous=())
+    assert "Previous moves: none yet, this is your first move." in text
+    assert "Previous image" not in text
+    assert [p for p in user_message(HUMAN, 1, (), ()).parts if isinstance(p, ImagePart)] == [
+        CURRENT
+    ]
+
+
+def test_entries_without_an_option_are_not_moves():
+    history = [HistoryEntry(6, True), HistoryEntry(None, False), HistoryEntry(1, True)]
+    lines = status_text(HUMAN, history).splitlines()
+    assert lines[1].startswith("1. Option 6") and lines[2].startswith("2. Option 1")
+    assert len(lines) == 3
+    assert status_text(HUMAN, [HistoryEntry(None, False)]) == status_text(HUMAN, [])
+
+
+def test_previous_images_come_before_the_current_one_with_labels():
+    older = ImagePart(b"a", 64, 64, "older")
+    newer = ImagePart(b"b", 64, 64, "newer")
+    user = build_messages(HUMAN, 0, list(HISTORY), [older, newer], CURRENT)[1]
+    images = [p for p in user.parts if isinstance(p, ImagePart)]
+    assert images == [older, newer, CURRENT]
+    labels = [p.text for p in user.parts[2:-1] if isinstance(p, TextPart)]
+    assert labels == [
+        "Earlier image (before your last 2 moves):",
+        "Previous image (before your last move):",
+        "Current image:",
+    ]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_budget_is_a_fixed_sentence_with_the_scene_budget(level):
+    for scene in SCENES:
+        sentence = f"Your budget is limited to {scene.max_steps} steps in total."
+        long_history = [HistoryEntry(1 + i % 6, i % 3 != 0) for i in range(scene.max_steps - 1)]
+        for history in ((), HISTORY, long_history):
+            text = user_text(scene, level, history)
+            assert text.count(sentence) == 1
+            assert not re.search(r"\bleft to\b|remaining|moves left|steps left|\bof \d+\b", text)
+        # Nothing after the history depends on how many moves were made.
+        assert instructions_text(scene, level) in user_text(scene, level, long_history)
+
+
+def test_the_budget_follows_the_catalogue():
+    budgets = {scene.body.id: scene.max_steps for scene in SCENES}
+    for body, steps in budgets.items():
+        scene = next(s for s in SCENES if s.body.id == body)
+        assert f"limited to {steps} steps" in instructions_text(scene, 0)
+    assert budgets["male_0"] == 21
+
+
+# What every level says.
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_has_the_track_hand_mark_options_and_goal(level):
+    for scene in SCENES:
+        text = user_text(scene, level)
+        kind = "human" if scene.track == "Human" else "robotic"
+        assert text.startswith(
+            f"You are a simulated {kind} agent taking part in a self-recognition"
+        )
+        assert f"Hand: you control {scene.hand.description}." in text
+        assert f"Mark: {scene.mark.description}." in text
+        assert "Goal: " in text
+        for n in range(1, 7):
+            assert f"\n{n}. Move " in text
+
+
+# Level 0.
+
+
+def test_level_0_discloses_the_mirror_the_front_and_the_goal():
+    for scene in SCENES:
+        text = user_text(scene, 0)
+        assert f"Body: you are {scene.body.description}." in text
+        assert "camera stands behind you" in text and "only part of your body" in text
+        assert "mirror, which shows your front" in text
+        assert "attached to the front of your body" in text
+        assert "visible only in the mirror" in text
+        assert "Goal: physically reach the mark on your own body with your real hand." in text
+
+
+def test_level_0_spells_out_the_template():
+    text = instructions_text(HUMAN, 0)
+    assert "Step 0, depth check" in text
+    assert "If you have not tried moving backward yet, move backward (6)." in text
+    assert "executed without collision" in text and "keep moving backward (6)" in text
+    assert "failed because of a collision" in text and "adjust only up, down, left or right" in text
+    assert "if you see one hand, it is the reflection in the mirror" in text
+    assert "the larger one is your real hand and the smaller one is its reflection" in text
+    assert "Step 3: never move forward (5)." in text
+
+
+def test_level_0_maps_the_offset_to_a_move():
+    text = instructions_text(HUMAN, 0)
+    assert "the mark is above the reflected hand: move up (1)" in text
+    assert "the mark is below the reflected hand: move down (2)" in text
+    assert "the mark is to the left of the reflected hand in the image: move left (3)" in text
+    assert "the mark is to the right of the reflected hand in the image: move right (4)" in text
+
+
+def test_level_0_answer_follows_the_template():
+    text = user_text(HUMAN, 0)
+    answer = text.rsplit("Answer format:", 1)[1].splitlines()[1:]
+    assert [line.split(":")[0] for line in answer] == [
+        "Step 0",
+        "Step 1",
+        "Step 2",
+        "Step 3",
+        "Choice",
+    ]
+    assert "Notes:" not in text
+
+
+def test_only_level_0_has_the_template():
+    for level in (1, 2, 3):
+        text = user_text(HUMAN, level)
+        assert "Reasoning template" not in text and "Step 0" not in text
+
+
+# Level 1.
+
+
+def test_level_1_discloses_the_body_the_camera_and_the_mirror():
+    for scene in SCENES:
+        text = user_text(scene, 1)
+        assert f"Body: you are {scene.body.description}." in text
+        assert "camera stands behind you" in text and "only part of your body" in text
+        assert "In front of you stands a mirror." in text
+        assert "It is attached to your body." in text
+
+
+def test_level_1_never_states_where_the_mark_is_as_a_fact():
+    for scene in SCENES:
+        text = user_text(scene, 1).lower()
+        for fact in (
+            "front of your body",
+            "on your front",
+            "shows your front",
+            "only in the mirror",
+            "visible only",
+        ):
+            assert fact not in text, (scene.id, fact)
+        # The one mention of the mirror showing a hidden side is a conditional.
+        sentences = [s for s in re.split(r"(?<=[.:])\s+|\n", text) if "only the mirror" in s]
+        assert sentences and all(s.lstrip("- ").startswith("if ") for s in sentences)
+
+
+def test_level_1_has_ten_notes():
+    for scene in (HUMAN, ROBOT):
+        notes = bullets(user_text(scene, 1), "Notes:")
+        assert len(notes) == 10
+        joined = "\n".join(notes)
+        assert scene.body.short_description in joined
+        for needle in (
+            "your own reflection, not another body",
+            "If you see two hands, compare the position of the mark with the reflected hand",
+            "Reach the mark physically",
+            "Moving towards the camera (backward) means moving towards your body",
+            "between the mirror and your body",
+            "Avoid oscillating",
+            "Use the history",
+            "If you cannot see the mark directly",
+        ):
+            assert needle in joined, needle
+
+
+# Level 2.
+
+
+def test_level_2_discloses_the_body_and_the_camera_behind_it():
+    for scene in SCENES:
+        text = user_text(scene, 2)
+        assert f"Body: you are {scene.body.description}." in text
+        assert (
+            "Setting: a fixed camera stands behind you, so its images show only part of your body."
+            in text
+        )
+        assert "It is attached to your body." in text
+
+
+def test_level_2_hints():
+    notes = bullets(user_text(HUMAN, 2), "Notes:")
+    assert notes == [
+        "Move your hand towards your body.",
+        "Avoid oscillating: moving back and forth between the same positions wastes steps.",
+        "Use the history of your moves and the previous image to see what each move changed.",
+    ]
 
 
 @pytest.mark.parametrize("level", [2, 3])
 def test_levels_2_and_3_never_mention_a_mirror_or_reflections(level):
     for scene in SCENES:
-        text = user_text(scene, level).lower()
-        assert not re.search(r"mirror|reflect", text), scene.id
+        for history in ((), HISTORY):
+            text = messages_as_text(build_messages(scene, level, list(history), [], CURRENT))
+            assert not re.search(r"mirror|reflect", text.lower()), scene.id
+
+
+# Level 3.
 
 
 def test_level_3_never_mentions_the_body():
     for scene in SCENES:
-        text = user_text(scene, 3).lower()
-        assert scene.body.description.lower() not in text
-        assert not re.search(r"\byour body\b|\bbody\b", text), scene.id
+        text = messages_as_text(build_messages(scene, 3, list(HISTORY), [PREVIOUS], CURRENT))
+        assert scene.body.description not in text
+        assert scene.body.short_description not in text
+        assert not re.search(r"\bbod(y|ies)\b|behind you", text.lower()), scene.id
 
 
-def test_levels_0_to_2_describe_the_body_and_the_mark():
-    scene = SCENES[0]
-    for level in (0, 1, 2):
-        text = user_text(scene, level)
-        assert scene.body.description in text and scene.mark.description in text
+def test_level_3_says_only_hand_camera_and_mark():
+    text = task_text(HUMAN, 3)
+    assert "Setting: a fixed camera looks at the scene" in text
+    assert "It is somewhere in the scene." in text
+    notes = bullets(user_text(HUMAN, 3), "Notes:")
+    assert notes == [
+        "Reach the place where the mark actually is in 3D space, not the place where it appears "
+        "to be."
+    ]
 
 
-def test_levels_0_and_1_disclose_the_mirror_and_the_mark_on_the_front():
-    scene = SCENES[-1]
-    for level in (0, 1):
-        text = user_text(scene, level)
-        assert "mirror" in text and "front of your body" in text and "camera" in text
+# Errors.
 
 
-def test_only_level_0_carries_the_reasoning_template():
-    scene = SCENES[0]
-    assert "Depth check:" in task_text(scene, 0)
-    for level in (1, 2, 3):
-        assert "Depth check" not in task_text(scene, level)
-        assert "Choice: [n]" in task_text(scene, level)
-
-
-def test_level_1_hints_that_the_reflection_is_not_another_body():
-    assert "not another body" in task_text(SCENES[0], 1)
-    assert "not another body" not in task_text(SCENES[0], 0)
-
-
-def test_every_level_has_the_system_message_track_hand_options_budget_and_format():
-    for scene in (SCENES[0], SCENES[-1]):
-        for level in range(4):
-            messages = build_messages(scene, level, [], [], IMAGE)
-            assert messages[0].role == "system" and messages[0].parts[0].text == SYSTEM_TEXT
-            text = messages_as_text(messages)
-            assert f"simulated {'human' if scene.track == 'Human' else 'robotic'} agent" in text
-            assert scene.hand.description in text
-            for n in range(1, 7):
-                assert f"{n}. Move" in text
-            assert f"Step 1 of {scene.max_steps}" in text
-            assert "Choice: [n]" in text
-
-
-def test_the_history_reports_every_action_with_its_feedback():
-    history = [HistoryEntry(6, True), HistoryEntry(6, False), HistoryEntry(None, False)]
-    text = user_text(SCENES[0], 1, history)
-    assert (
-        "Step 1: option 6 (move backward (towards the camera)): executed without collision" in text
-    )
-    assert "Step 2: option 6" in text and "failed because of a collision" in text
-    assert "Step 3: no valid option" in text
-    assert f"you have {SCENES[0].max_steps - 3} moves left" in text
-
-
-def test_previous_images_come_before_the_current_one():
-    older = ImagePart(b"a", 64, 64, "older")
-    newer = ImagePart(b"b", 64, 64, "newer")
-    current = ImagePart(b"c", 64, 64, "current")
-    user = build_messages(SCENES[0], 0, [], [older, newer], current)[1]
-    images = [p for p in user.parts if isinstance(p, ImagePart)]
-    assert images == [older, newer, current]
-    labels = [p.text for p in user.parts if isinstance(p, TextPart)][-3:]
-    assert labels == ["The view 2 steps ago:", "The view 1 step ago:", "The current view:"]
-
-
-def test_an_unknown_level_is_refused():
+@pytest.mark.parametrize("level", [-1, 4, "0"])
+def test_an_unknown_level_is_refused(level):
     with pytest.raises(ValueError, match="level"):
-        task_text(SCENES[0], 4)
+        task_text(HUMAN, level)
+    with pytest.raises(ValueError, match="level"):
+        build_messages(HUMAN, level, [], [], CURRENT)
+    with pytest.raises(ValueError, match="level"):
+        instructions_text(HUMAN, level)
