@@ -17,13 +17,11 @@ from simulation.catalogue import (
 from simulation.dynamics import hand_position_mm
 from simulation.render import (
     CAMERA_EYE,
-    CAMERA_FOVY_DEG,
     CAMERA_TARGET,
     DEFAULT_SIZE,
-    WIDE_CAMERA_FOVY_DEG,
-    WIDE_VIEW_BODIES,
     RenderError,
     _ensure_gl_backend,
+    camera_fovy_deg,
     look_at_quat,
     renderer_version,
     validate_size,
@@ -267,12 +265,11 @@ def build_spec(
         name=HAND_BODY, mocap=True, pos=[_m(v) for v in hand_position_mm(scene, (0, 0, 0))]
     )
     _hand_adder(scene)(spec, hand, scene.hand.id)
-    fovy = WIDE_CAMERA_FOVY_DEG if scene.body.id in WIDE_VIEW_BODIES else CAMERA_FOVY_DEG
     spec.worldbody.add_camera(
         name=CAMERA_NAME,
         pos=list(CAMERA_EYE),
         quat=look_at_quat(CAMERA_EYE, CAMERA_TARGET),
-        fovy=fovy,
+        fovy=camera_fovy_deg(scene.body.id),
     )
     _strip_other_reflections(spec, keep="mirror/glass" if mirror else None)
     return spec

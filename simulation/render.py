@@ -22,25 +22,46 @@ from simulation.catalogue import (
     Scene,
     Vec3,
 )
+from simulation.versions import BENCHMARK_VERSION
 
 DEFAULT_SIZE = 1024
 MAX_SIZE = 4096
-SCENE_BUILD_VERSION = "1"
+SCENE_BUILD_VERSION = "2"
 """Bump whenever the scene construction changes the pixels: frame keys depend on it."""
 
 CAMERA_EYE = (-1.1, 0.0, 2.0)
 CAMERA_TARGET = (0.0, 0.0, 1.7)
-CAMERA_FOVY_DEG = 45.0
-WIDE_CAMERA_FOVY_DEG = 2 * math.degrees(
-    math.atan(1.5 * math.tan(math.radians(CAMERA_FOVY_DEG / 2)))
-)
-"""The wheeled robot's wider view: focal length 2.0 instead of 3.0, so tan(fov/2) grows 1.5x."""
+REFERENCE_APERTURE = 2.0955
+"""The reference camera's aperture (Isaac's default 20.955 mm, in the focal length's units)."""
+REFERENCE_FOCAL_LENGTH = 3.0
+WIDE_REFERENCE_FOCAL_LENGTH = 2.0
+"""The wheeled robot's shorter focal length in the reference: a wider view."""
 WIDE_VIEW_BODIES = frozenset({"nova_carter"})
 
 
+def fov_deg(focal_length: float, aperture: float = REFERENCE_APERTURE) -> float:
+    """Return the field of view, in degrees, of a pinhole camera; images are square."""
+    return 2 * math.degrees(math.atan(aperture / (2 * focal_length)))
+
+
+CAMERA_FOVY_DEG = fov_deg(REFERENCE_FOCAL_LENGTH)
+"""About 38.5 degrees. No body needs a wider view to keep its reflected mark and hand in the
+image (``simulation.visibility`` checks every scene), so no body overrides the reference's."""
+WIDE_CAMERA_FOVY_DEG = fov_deg(WIDE_REFERENCE_FOCAL_LENGTH)
+"""About 55.3 degrees, for the bodies in ``WIDE_VIEW_BODIES``."""
+
+
+def camera_fovy_deg(body_id: str) -> float:
+    """Return the camera's field of view, in degrees, in the scenes of ``body_id``."""
+    return WIDE_CAMERA_FOVY_DEG if body_id in WIDE_VIEW_BODIES else CAMERA_FOVY_DEG
+
+
 def renderer_version() -> str:
-    """Return the version string of the MuJoCo backend (scene build + MuJoCo release)."""
-    return f"mujoco-{metadata.version('mujoco')}-scene{SCENE_BUILD_VERSION}"
+    """Return the version of what is rendered: benchmark version, MuJoCo release, scene build.
+
+    Frame keys hash it, so frames of different benchmark versions never share a key.
+    """
+    return f"{BENCHMARK_VERSION}-mujoco-{metadata.version('mujoco')}-scene{SCENE_BUILD_VERSION}"
 
 
 def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:

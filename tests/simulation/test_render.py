@@ -1,11 +1,19 @@
-"""The MuJoCo renderer, at small sizes: mirror, mark, hand, determinism, frame keys."""
+"""The MuJoCo renderer, at small sizes: mirror, mark, hand, camera, determinism, frame keys."""
 
 import numpy as np
 import pytest
 
-from simulation.catalogue import get_scene, scene_set
-from simulation.mujoco_backend import MujocoRenderer, build_spec
-from simulation.render import RenderError, frame_key, renderer_version
+from simulation.catalogue import BODIES, get_scene, scene_set
+from simulation.mujoco_backend import CAMERA_NAME, MujocoRenderer, build_spec
+from simulation.render import (
+    CAMERA_FOVY_DEG,
+    WIDE_CAMERA_FOVY_DEG,
+    RenderError,
+    camera_fovy_deg,
+    fov_deg,
+    frame_key,
+    renderer_version,
+)
 
 SIZE = 160
 HUMAN = get_scene("male_1-mano_white-splash")
@@ -95,6 +103,29 @@ def test_bad_sizes_and_missing_scenes_are_refused():
     renderer.close()
 
 
+def test_the_field_of_view_is_the_reference_cameras():
+    # Isaac's aperture 20.955 mm at focal length 3.0 (2.0 for the wheeled robot).
+    normal, wide = CAMERA_FOVY_DEG, WIDE_CAMERA_FOVY_DEG
+    assert normal == pytest.approx(fov_deg(3.0))
+    assert normal == pytest.approx(38.5, abs=0.1)
+    assert wide == pytest.approx(fov_deg(2.0))
+    assert wide == pytest.approx(55.3, abs=0.1)
+
+
+# No body needed a wider view than the reference's to keep its reflected mark and hand in the
+# image (the slow visibility test below checks every scene): widen one here only with a reason.
+EXPECTED_FOVY = {body: 55.3 if body == "nova_carter" else 38.5 for body in BODIES}
+
+
+@pytest.mark.parametrize("body", list(BODIES))
+def test_each_body_has_the_expected_field_of_view(body):
+    scene = next(s for s in scene_set().values() if s.body.id == body)
+    model = build_spec(scene).compile()
+    fovy = float(model.cam(CAMERA_NAME).fovy[0])
+    assert fovy == pytest.approx(camera_fovy_deg(body))
+    assert fovy == pytest.approx(EXPECTED_FOVY[body], abs=0.1)
+
+
 def test_frame_keys_change_with_every_input():
     v = renderer_version()
     base = frame_key(v, HUMAN.id, (0, 0, 0), 1024)
@@ -159,3 +190,12 @@ def test_without_a_choice_egl_is_preferred(monkeypatch):
     assert headless_backend() == "egl"
     monkeypatch.setenv("MUJOCO_GL", "osmesa")
     assert headless_backend() == "osmesa"
+
+
+def test_frame_keys_carry_the_benchmark_version(monkeypatch):
+    from simulation import render
+
+    v2 = frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024)
+    assert renderer_version().startswith("v2-")
+    monkeypatch.setattr(render, "BENCHMARK_VERSION", "v3")
+    assert frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024) != v2
