@@ -46,8 +46,8 @@ def header_benchmark_version(header: dict[str, Any]) -> str:
     if not isinstance(benchmark, dict):
         return "unknown"
     version = benchmark.get("version")
-    if version is None and benchmark.get("prompt_version") == "v1":
-        return "v1"
+    if version is None:
+        return "v1" if benchmark.get("prompt_version") == "v1" else "unknown"
     return str(version)
 
 

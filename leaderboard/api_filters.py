@@ -19,6 +19,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from evaluation.metrics import LEVELS
 from leaderboard.models import Episode, ModelEntry, Run
+from simulation.versions import KNOWN_VERSIONS, RETIRED_VERSIONS
 
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
@@ -133,6 +134,11 @@ class RunFilter(django_filters.FilterSet):
     )
     status = django_filters.ChoiceFilter(choices=Run.Status.choices, help_text="Run status.")
     listed = StrictBooleanFilter(help_text="Shown on the leaderboard (true or false).")
+    version = django_filters.ChoiceFilter(
+        field_name="benchmark__name",
+        choices=[(v, v) for v in (*KNOWN_VERSIONS, *RETIRED_VERSIONS)],
+        help_text="Benchmark version the run was measured with.",
+    )
 
     class Meta:
         model = Run

@@ -38,6 +38,7 @@ from leaderboard.selectors import (
     run_list,
     tracks_page,
 )
+from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
 FIELD_ERRORS = OpenApiResponse(
     response={
@@ -205,6 +206,8 @@ _LEADERBOARD_PARAMETER_HELP = {
     "q": "Text in the model name or the organisation.",
     "sort": "Column to sort by; rank (the default) is the overall AVG, best first.",
     "order": "asc or desc; the default is asc for rank and model, desc for scores.",
+    "version": "Benchmark version to rank (default: the current one); versions never share a "
+    "table.",
 }
 
 
@@ -341,6 +344,11 @@ class TracksApi(APIView):
             required=False,
             help_text="Where the results come from; repeat to allow several.",
         )
+        version = serializers.ChoiceField(
+            choices=[*KNOWN_VERSIONS, *RETIRED_VERSIONS],
+            required=False,
+            help_text="Benchmark version (default: the current one).",
+        )
 
     class OutputSerializer(serializers.Serializer):
         models = serializers.IntegerField(help_text="MLLM runs that Table III averages over.")
@@ -358,7 +366,10 @@ class TracksApi(APIView):
         """Return Table III and the gaps, over the runs of the chosen sources."""
         query = self.InputSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = tracks_page(sources=tuple(sorted(query.validated_data.get("source") or ())))
+        page = tracks_page(
+            sources=tuple(sorted(query.validated_data.get("source") or ())),
+            version=query.validated_data.get("version") or BENCHMARK_VERSION,
+        )
         data = {
             "models": page.models,
             "table_iii": [{"level": level, **cells} for level, cells in page.table_iii.items()],
@@ -377,6 +388,10 @@ class RunListApi(generics.ListAPIView[Run]):
         model = serializers.CharField(source="model_entry.name")
         slug = serializers.CharField(source="model_entry.slug")
         kind = serializers.ChoiceField(source="model_entry.kind", choices=ModelEntry.Kind.choices)
+        benchmark_version = serializers.CharField(
+            source="benchmark.name",
+            help_text="The benchmark version the run was measured with (v1 is retired).",
+        )
         counts = EpisodeCountsSerializer(source="*")
         scores = ScoreRowSerializer(many=True)
 
@@ -390,6 +405,7 @@ class RunListApi(generics.ListAPIView[Run]):
                 "source",
                 "status",
                 "listed",
+                "benchmark_version",
                 "agent",
                 "created",
                 "finished",
@@ -418,7 +434,7 @@ class RunDetailApi(APIView):
         benchmark = serializers.DictField(
             child=serializers.CharField(),
             source="benchmark.as_dict",
-            help_text="Scene set, prompt and dynamics versions.",
+            help_text="The benchmark version and its scene set, prompt and dynamics versions.",
         )
 
         class Meta:

@@ -39,6 +39,7 @@ from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
 from leaderboard.services import benchmark_current, run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
+from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -150,15 +151,38 @@ def _erase_key(run_id: int) -> None:
     RunSecret.objects.filter(run_id=run_id).delete()
 
 
+def runs_retired_fail() -> int:
+    """Fail the unfinished runs of retired benchmark versions; return how many.
+
+    This engine plays only the current version: a run queued before an upgrade would otherwise
+    wait forever (its episodes are never claimed) or mix two protocols in one run.
+    """
+    with transaction.atomic():
+        runs = list(
+            Run.objects.filter(status__in=[Run.Status.PENDING, Run.Status.RUNNING])
+            .exclude(benchmark__name=BENCHMARK_VERSION)
+            .values_list("pk", "benchmark__name")
+        )
+        for run_id, version in runs:
+            Run.objects.filter(pk=run_id).update(
+                status=Run.Status.FAILED,
+                finished=timezone.now(),
+                error=f"benchmark {version} was retired before the run finished; this server "
+                f"runs {BENCHMARK_VERSION}: evaluate the model again",
+            )
+            _erase_key(run_id)
+    return len(runs)
+
+
 def run_start(*, run_id: int) -> list[int]:
     """Mark a pending run running and return the ids of its episodes to queue.
 
     A run that is already running returns its pending episodes (a duplicated start queues
     tasks that find their episode claimed and do nothing).
     """
-    Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(
-        status=Run.Status.RUNNING, started=timezone.now()
-    )
+    Run.objects.filter(
+        pk=run_id, status=Run.Status.PENDING, benchmark__name=BENCHMARK_VERSION
+    ).update(status=Run.Status.RUNNING, started=timezone.now())
     if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
         return []
     return list(
@@ -176,7 +200,11 @@ def episode_claim(*, episode_id: int) -> str | None:
         status=Episode.Status.RUNNING, heartbeat__lt=now - stale_after()
     )
     claimed = (
-        Episode.objects.filter(pk=episode_id, run__status=Run.Status.RUNNING)
+        Episode.objects.filter(
+            pk=episode_id,
+            run__status=Run.Status.RUNNING,
+            run__benchmark__name=BENCHMARK_VERSION,
+        )
         .filter(pending_or_stale)
         .update(
             status=Episode.Status.RUNNING, claim=token, heartbeat=now, attempts=F("attempts") + 1
@@ -344,10 +372,15 @@ def episodes_stale(*, now: Any = None) -> list[int]:
     now = now or timezone.now()
     cutoff = now - stale_after()
     silent = Episode.objects.filter(
-        status=Episode.Status.RUNNING, heartbeat__lt=cutoff, run__status=Run.Status.RUNNING
+        status=Episode.Status.RUNNING,
+        heartbeat__lt=cutoff,
+        run__status=Run.Status.RUNNING,
+        run__benchmark__name=BENCHMARK_VERSION,
     ).values_list("pk", flat=True)
     idle_runs = (
-        Run.objects.filter(status=Run.Status.RUNNING, started__lt=cutoff)
+        Run.objects.filter(
+            status=Run.Status.RUNNING, started__lt=cutoff, benchmark__name=BENCHMARK_VERSION
+        )
         .annotate(last_beat=Max("episodes__heartbeat"))
         .filter(Q(last_beat__lt=cutoff) | Q(last_beat__isnull=True))
     )
@@ -361,11 +394,13 @@ BASELINE_AGENTS = {"random": "Random", "oracle": "Oracle"}
 
 
 def baseline_runs_ensure() -> list[Run]:
-    """Queue a full run of each baseline agent that has no run evaluated here yet.
+    """Queue a full run of each baseline agent that has no run of the current version yet.
 
-    Idempotent: a baseline with a pending, running or completed run is left alone, so a second
-    ``make run`` reuses what exists.
+    Idempotent: a baseline with a pending, running or completed run of this benchmark version
+    is left alone, so a second ``make run`` reuses what exists. Runs of a retired version stay
+    browsable; unfinished ones are failed first (``runs_retired_fail``).
     """
+    runs_retired_fail()
     from leaderboard.services import model_entry_upsert
 
     created = []
@@ -376,6 +411,7 @@ def baseline_runs_ensure() -> list[Run]:
         exists = Run.objects.filter(
             model_entry=entry,
             source=Run.Source.EVALUATED,
+            benchmark__name=BENCHMARK_VERSION,
             status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
         ).exists()
         if not exists:

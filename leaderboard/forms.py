@@ -6,6 +6,7 @@ from django import forms
 
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import SORT_KEYS, LeaderboardFilters
+from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
 
 class LeaderboardQueryForm(forms.Form):
@@ -18,6 +19,12 @@ class LeaderboardQueryForm(forms.Form):
     q = forms.CharField(required=False, max_length=100, label="Search")
     sort = forms.ChoiceField(choices=[(k, k) for k in SORT_KEYS], required=False)
     order = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+    version = forms.ChoiceField(
+        choices=[(v, v) for v in (*KNOWN_VERSIONS, *RETIRED_VERSIONS)],
+        required=False,
+        label="Benchmark version",
+        help_text=f"Defaults to the current version, {BENCHMARK_VERSION}.",
+    )
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}
@@ -39,6 +46,7 @@ class LeaderboardQueryForm(forms.Form):
             q=(data.get("q") or "").strip(),
             sort=sort,
             descending=order == "desc",
+            version=data.get("version") or BENCHMARK_VERSION,
         )
 
     def error_text(self) -> str:

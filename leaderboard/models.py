@@ -11,6 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from simulation.versions import BENCHMARK_VERSION
+
 
 class ModelEntry(models.Model):
     """A model (or a baseline, or the human reference) that appears on the leaderboard."""
@@ -46,8 +48,13 @@ class ModelEntry(models.Model):
 
 
 class BenchmarkVersion(models.Model):
-    """Scene set + prompt version + dynamics version: results are comparable within one."""
+    """One benchmark protocol (``simulation.versions``): results are comparable within one.
 
+    ``name`` is the version every bundle, run and score carries ("v1", "v2"); the parts say
+    what it is made of. Results of different versions are never ranked in one table.
+    """
+
+    name = models.CharField(max_length=20, unique=True)
     scene_set = models.CharField(max_length=20)
     prompt_version = models.CharField(max_length=20)
     dynamics_version = models.CharField(max_length=20)
@@ -63,12 +70,20 @@ class BenchmarkVersion(models.Model):
 
     def __str__(self) -> str:
         return (
-            f"scenes {self.scene_set}, prompts {self.prompt_version}, "
-            f"dynamics {self.dynamics_version}"
+            f"{self.name} (scenes {self.scene_set}, prompts {self.prompt_version}, "
+            f"dynamics {self.dynamics_version})"
         )
 
+    @property
+    def is_current(self) -> bool:
+        """This engine runs, verifies and ranks this version."""
+        return self.name == BENCHMARK_VERSION
+
     def as_dict(self) -> dict[str, str]:
+        """Return the version as a bundle header names it (v1 headers named only the parts)."""
+        parts = {"version": self.name} if self.name != "v1" else {}
         return {
+            **parts,
             "scene_set": self.scene_set,
             "prompt_version": self.prompt_version,
             "dynamics_version": self.dynamics_version,

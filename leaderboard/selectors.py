@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from evaluation.metrics import METRICS, TRACKS, EpisodeResult, track_table
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
+from simulation.versions import BENCHMARK_VERSION
 
 TABLES = ("overall", "0", "1", "2", "3")
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
@@ -34,6 +35,8 @@ class LeaderboardFilters:
     q: str = ""
     sort: str = "rank"
     descending: bool = False
+    version: str = BENCHMARK_VERSION
+    """The benchmark version whose runs are ranked; versions never share a table."""
 
 
 @dataclass
@@ -83,18 +86,21 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _public_scores(table: str) -> QuerySet[RunScore]:
+def _public_scores(table: str, version: str) -> QuerySet[RunScore]:
     return RunScore.objects.filter(
-        table=table, run__listed=True, run__visibility=Run.Visibility.PUBLIC
+        table=table,
+        run__listed=True,
+        run__visibility=Run.Visibility.PUBLIC,
+        run__benchmark__name=version,
     )
 
 
-def leaderboard_frame(*, table: str) -> pd.DataFrame:
+def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.DataFrame:
     """Return one wide row per listed public run: model info and every score column.
 
     One query: the scores of ``table`` joined with their runs and model entries.
     """
-    values = _public_scores(table).values(
+    values = _public_scores(table, version).values(
         "run_id",
         "track",
         *METRICS,
@@ -180,7 +186,7 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
     """Return the ranked, filtered and sorted leaderboard for ``table`` (overall or a level)."""
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
-    frame = leaderboard_frame(table=table)
+    frame = leaderboard_frame(table=table, version=filters.version)
     total = len(frame)
     frame = _filtered(frame, filters)
     frame = frame.sort_values(
@@ -201,11 +207,14 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
 
 
 def level_tables_by_run(
-    *, kinds: Sequence[str] = (), sources: Sequence[str] = ()
+    *, kinds: Sequence[str] = (), sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
 ) -> dict[int, dict[str, Any]]:
     """Return {run id: {level: {track: scores}}} for listed public runs with level tables."""
     scores = RunScore.objects.filter(
-        run__listed=True, run__visibility=Run.Visibility.PUBLIC, table__in=["0", "1", "2", "3"]
+        run__listed=True,
+        run__visibility=Run.Visibility.PUBLIC,
+        run__benchmark__name=version,
+        table__in=["0", "1", "2", "3"],
     )
     if kinds:
         scores = scores.filter(run__model_entry__kind__in=kinds)
@@ -232,12 +241,12 @@ class TracksPage:
     gaps: list[dict[str, Any]]
 
 
-def tracks_page(*, sources: Sequence[str] = ()) -> TracksPage:
+def tracks_page(*, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION) -> TracksPage:
     """Return Table III (mean AVG over MLLM results by level and track) and per-model gaps."""
     mllm = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
-    by_run = level_tables_by_run(kinds=mllm, sources=sources)
+    by_run = level_tables_by_run(kinds=mllm, sources=sources, version=version)
     table_iii = track_table({str(run): tables for run, tables in by_run.items()}) if by_run else {}
-    all_runs = level_tables_by_run(sources=sources)
+    all_runs = level_tables_by_run(sources=sources, version=version)
     runs = (
         Run.objects.filter(pk__in=all_runs)
         .select_related("model_entry")
@@ -266,8 +275,10 @@ def tracks_page(*, sources: Sequence[str] = ()) -> TracksPage:
 
 def model_entry_detail(*, slug: str) -> ModelEntry:
     """Return a model entry with its public runs and their scores (three queries)."""
-    runs = Run.objects.filter(visibility=Run.Visibility.PUBLIC).prefetch_related(
-        Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
+    runs = (
+        Run.objects.filter(visibility=Run.Visibility.PUBLIC)
+        .select_related("benchmark")
+        .prefetch_related(Prefetch("scores", queryset=RunScore.objects.order_by("table", "track")))
     )
     return _public_entries().prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
 

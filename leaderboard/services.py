@@ -28,9 +28,12 @@ def benchmark_current() -> BenchmarkVersion:
     """Return this engine's benchmark version, creating it and its 66 scenes if needed."""
     current = benchmark_version()
     version, created = BenchmarkVersion.objects.get_or_create(
-        scene_set=current["scene_set"],
-        prompt_version=current["prompt_version"],
-        dynamics_version=current["dynamics_version"],
+        name=current["version"],
+        defaults={
+            "scene_set": current["scene_set"],
+            "prompt_version": current["prompt_version"],
+            "dynamics_version": current["dynamics_version"],
+        },
     )
     if created or not version.scenes.exists():
         Scene.objects.bulk_create(
@@ -140,10 +143,16 @@ def run_list_if_complete(*, run: Run) -> bool:
 
 
 def _list(run: Run) -> None:
-    """Show ``run`` on the leaderboard in place of older runs of its model and source."""
-    Run.objects.filter(model_entry=run.model_entry, source=run.source, listed=True).exclude(
-        pk=run.pk
-    ).update(listed=False)
+    """Show ``run`` on its version's leaderboard in place of older runs of its model and source.
+
+    Each benchmark version has its own leaderboard: a v2 run never unlists a v1 run.
+    """
+    Run.objects.filter(
+        model_entry=run.model_entry,
+        source=run.source,
+        benchmark_id=run.benchmark_id,
+        listed=True,
+    ).exclude(pk=run.pk).update(listed=False)
     Run.objects.filter(pk=run.pk).update(listed=True)
     run.listed = True
 
@@ -166,6 +175,7 @@ def reference_results_load(*, path: Path = REFERENCE_FIXTURE) -> int:
             organisation=model.get("organisation") or "",
             params_b=model.get("params_b"),
         )
+        # The paper's rows follow the reference protocol: they belong to the current version.
         run, _ = Run.objects.update_or_create(
             model_entry=entry,
             source=Run.Source.REPORTED,

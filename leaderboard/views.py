@@ -27,6 +27,7 @@ from leaderboard.selectors import (
     run_visible,
     tracks_page,
 )
+from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
 
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
@@ -80,8 +81,19 @@ def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpRespon
         "columns": SCORE_COLUMNS,
         "csv_url": _csv_url(table),
         "query": request.GET.urlencode(),
+        **_version_context(filters.version),
     }
     return render(request, "leaderboard/table.html", context)
+
+
+def _version_context(version: str) -> dict[str, object]:
+    """What a table page says about the benchmark version it ranks."""
+    return {
+        "version": version,
+        "current_version": BENCHMARK_VERSION,
+        "versions": [BENCHMARK_VERSION, *RETIRED_VERSIONS],
+        "retired_reason": RETIRED_VERSIONS.get(version),
+    }
 
 
 def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpResponse:
@@ -95,17 +107,19 @@ def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpRespons
     return response
 
 
-def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...]]:
+def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...], str]:
     form = LeaderboardQueryForm(request.GET)
-    sources = tuple(form.cleaned_data.get("source") or ()) if form.is_valid() else ()
-    return form, sources
+    if not form.is_valid():
+        return form, (), BENCHMARK_VERSION
+    filters = form.filters()
+    return form, filters.sources, filters.version
 
 
 def tracks(request: HttpRequest) -> HttpResponse:
-    form, sources = _tracks_sources(request)
+    form, sources, version = _tracks_sources(request)
     if form.errors:
         return _bad_request(request, form)
-    page = tracks_page(sources=sources)
+    page = tracks_page(sources=sources, version=version)
     context = {
         "page": page,
         "form": form,
@@ -113,15 +127,16 @@ def tracks(request: HttpRequest) -> HttpResponse:
         "tabs": TABS,
         "table": "tracks",
         "query": request.GET.urlencode(),
+        **_version_context(version),
     }
     return render(request, "leaderboard/tracks.html", context)
 
 
 def tracks_csv(request: HttpRequest) -> HttpResponse:
-    form, sources = _tracks_sources(request)
+    form, sources, version = _tracks_sources(request)
     if form.errors:
         return _csv_bad_request(form)
-    page = tracks_page(sources=sources)
+    page = tracks_page(sources=sources, version=version)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["level", "human", "robot", "overall"])

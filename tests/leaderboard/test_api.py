@@ -486,7 +486,13 @@ def test_a_run_gives_its_metadata_benchmark_counts_and_scores(
     assert body["id"] == evaluated_run.pk
     assert body["metadata"]["agent"]["name"] == "random"
     assert body["metadata"]["selection"]["levels"] == [0, 1, 2, 3]
-    assert set(body["benchmark"]) == {"scene_set", "prompt_version", "dynamics_version"}
+    assert body["benchmark"] == {
+        "version": "v2",
+        "scene_set": "v2",
+        "prompt_version": "v2",
+        "dynamics_version": "v1",
+    }
+    assert body["benchmark_version"] == "v2"
     assert body["counts"]["stored"] == 264
     assert {(s["table"], s["track"]) for s in body["scores"]} == {
         (table, track) for table in TABLES for track in TRACKS
@@ -692,10 +698,11 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "q",
         "sort",
         "order",
+        "version",
         "page",
     }
-    assert parameters("/api/tracks/") == {"source"}
-    assert parameters("/api/runs/") == {"model", "source", "status", "listed", "page"}
+    assert parameters("/api/tracks/") == {"source", "version"}
+    assert parameters("/api/runs/") == {"model", "source", "status", "listed", "version", "page"}
     assert parameters("/api/episodes/") == {"run", "level", "scene", "status", "success", "page"}
     for path in ("/api/models/", "/api/leaderboards/{table}/", "/api/runs/", "/api/episodes/"):
         responses = paths[path]["get"]["responses"]

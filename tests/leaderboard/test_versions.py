@@ -1,0 +1,155 @@
+"""Benchmark versions: v1 results stay browsable, labelled, and never ranked beside v2."""
+
+from typing import Any
+
+import pytest
+
+from leaderboard.evaluations import baseline_runs_ensure, runs_retired_fail
+from leaderboard.models import BenchmarkVersion, ModelEntry, Run
+from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_page
+from leaderboard.services import benchmark_current, reference_results_load
+from tests.leaderboard.factories import import_run
+
+pytestmark = pytest.mark.django_db
+
+
+def v1() -> BenchmarkVersion:
+    version, _ = BenchmarkVersion.objects.get_or_create(
+        name="v1", defaults={"scene_set": "v1", "prompt_version": "v1", "dynamics_version": "v1"}
+    )
+    return version
+
+
+def as_v1(run: Run) -> Run:
+    """Make ``run`` look like one measured before the upgrade (listed on the v1 board)."""
+    Run.objects.filter(pk=run.pk).update(benchmark=v1(), listed=True)
+    run.refresh_from_db()
+    return run
+
+
+def models(table: str = "overall", **filters: Any) -> list[str]:
+    board = leaderboard_table(table=table, filters=LeaderboardFilters(**filters))
+    return list(board.frame["model"])
+
+
+def test_the_current_benchmark_is_v2_and_names_itself(bundles):
+    version = benchmark_current()
+    assert version.name == "v2" and version.is_current
+    assert version.as_dict()["version"] == "v2"
+    assert version.scenes.count() == 66
+    assert {s.max_steps for s in version.scenes.filter(body="male_0")} == {21}
+
+
+def test_v1_runs_are_ranked_only_on_the_v1_board(bundles):
+    old = as_v1(import_run(bundles["random"], "Old Random"))
+    import_run(bundles["oracle"], "New Oracle")
+    reference_results_load()
+    assert "Old Random" not in models()
+    assert "New Oracle" in models() and "Gemini-2.5-Pro-API" in models()
+    assert models(version="v1") == ["Old Random"]
+    assert models("2", version="v1") == ["Old Random"]
+    assert old.listed
+
+
+def test_a_v2_run_of_the_same_model_does_not_unlist_its_v1_run(bundles):
+    old = as_v1(import_run(bundles["random"], "Random model"))
+    new = import_run(bundles["random"], "Random model")
+    old.refresh_from_db()
+    assert old.listed and new.listed
+    assert models() == ["Random model"] and models(version="v1") == ["Random model"]
+
+
+def test_the_papers_rows_are_v2_rows(bundles):
+    reference_results_load()
+    assert set(Run.objects.filter(source="reported").values_list("benchmark__name", flat=True)) == {
+        "v2"
+    }
+    assert tracks_page().models == 18
+    assert tracks_page(version="v1").models == 0
+
+
+def test_the_v1_board_says_it_is_retired_and_links_to_v2(client, bundles):
+    as_v1(import_run(bundles["random"], "Old Random"))
+    page = client.get("/?version=v1").content.decode()
+    assert "Benchmark v1 is retired" in page and "Old Random" in page
+    assert 'href="?version=v2"' in page
+    current = client.get("/").content.decode()
+    assert "is retired" not in current and "Old Random" not in current
+    csv = client.get("/leaderboard/overall.csv?version=v1").content.decode()
+    assert "Old Random" in csv
+    tracks = client.get("/tracks/?version=v1").content.decode()
+    assert "Benchmark v1 is retired" in tracks
+
+
+def test_an_unknown_version_is_a_400_naming_the_field(client):
+    response = client.get("/?version=v9")
+    assert response.status_code == 400
+    assert "version" in response.content.decode()
+    api = client.get("/api/leaderboards/overall/?version=v9")
+    assert api.status_code == 400 and "version" in api.json()
+    assert client.get("/leaderboard/overall.csv?version=v9").status_code == 400
+
+
+def test_run_and_model_pages_label_a_v1_run(client, bundles):
+    old = as_v1(import_run(bundles["random"], "Old Random"))
+    run_page = client.get(f"/runs/{old.pk}/").content.decode()
+    assert "retired protocol" in run_page and ">v1<" in run_page
+    model_page = client.get(f"/models/{old.model_entry.slug}/").content.decode()
+    assert ">v1<" in model_page and "retired" in model_page
+    api = client.get(f"/api/runs/{old.pk}/").json()
+    assert api["benchmark_version"] == "v1"
+    assert api["benchmark"] == {"scene_set": "v1", "prompt_version": "v1", "dynamics_version": "v1"}
+    listed = client.get("/api/runs/?version=v1").json()
+    assert [r["id"] for r in listed["results"]] == [old.pk]
+
+
+def test_baselines_are_queued_again_under_v2_when_only_v1_ones_exist(bundles, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    entry = ModelEntry.objects.create(name="Random", slug="random", kind="baseline")
+    old = import_run(bundles["random"], "Random")
+    as_v1(old)
+    assert old.model_entry == entry
+    queued = baseline_runs_ensure()
+    assert sorted(r.agent for r in queued) == ["oracle", "random"]
+    assert {r.benchmark.name for r in queued} == {"v2"}
+    assert baseline_runs_ensure() == []
+    old.refresh_from_db()
+    assert old.status == Run.Status.COMPLETED and old.listed
+
+
+def test_unfinished_runs_of_a_retired_version_are_failed_with_a_reason(bundles):
+    entry = ModelEntry.objects.create(name="M", slug="m", kind="open-weights")
+    pending = Run.objects.create(
+        model_entry=entry, benchmark=v1(), source="evaluated", status=Run.Status.PENDING
+    )
+    current = Run.objects.create(
+        model_entry=entry, benchmark=benchmark_current(), source="evaluated", status="pending"
+    )
+    assert runs_retired_fail() == 1
+    pending.refresh_from_db()
+    current.refresh_from_db()
+    assert pending.status == Run.Status.FAILED and "retired" in pending.error
+    assert current.status == Run.Status.PENDING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_names_the_versions_already_stored_v1():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("leaderboard", "0004_provider_windows")]
+    after = [("leaderboard", "0005_benchmark_version_name")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_apps = executor.loader.project_state(before).apps
+    old_apps.get_model("leaderboard", "BenchmarkVersion").objects.create(
+        scene_set="v1", prompt_version="v1", dynamics_version="v1"
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    new_apps = executor.loader.project_state(after).apps
+    names = new_apps.get_model("leaderboard", "BenchmarkVersion").objects.values_list(
+        "name", flat=True
+    )
+    assert list(names) == ["v1"]
+    MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
