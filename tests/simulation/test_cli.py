@@ -21,7 +21,7 @@ def test_scenes_json_lists_66_scenes_with_their_budgets(capsys):
         "hand": "mano_white",
         "mark": "splash",
         "d0_steps": 12,
-        "max_steps": 22,
+        "max_steps": 21,
     }
 
 
