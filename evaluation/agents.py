@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,6 +70,10 @@ class Agent(Protocol):
     def describe(self) -> dict[str, Any]:
         """Return the agent's metadata for the results bundle."""
         ...
+
+
+AgentFactory = Callable[[], Agent]
+"""Makes one agent per episode (agents keep per-episode state)."""
 
 
 def _decision(option: int) -> Decision:

@@ -168,6 +168,51 @@ def read_bundle(path: Path) -> Bundle:
     return bundle
 
 
+METRIC_KEYS = ("tsr", "sir", "fcr", "pcr", "avg")
+
+
+def episode_record(
+    *,
+    scene_id: str,
+    track: str,
+    level: int,
+    status: str,
+    error: str | None,
+    d0_steps: int,
+    max_steps: int,
+    success: bool,
+    distances: list[int],
+    steps: list[dict[str, Any]],
+    metrics: dict[str, float] | None,
+    started: str | None = None,
+    finished: str | None = None,
+) -> dict[str, Any]:
+    """Return an episode's bundle record: the one place where its fields are put together.
+
+    The runner, the site's exporter and its worker all write episodes through here; ``verify``
+    and the importer read what it writes. ``started`` and ``finished`` are left out when unknown.
+    """
+    record: dict[str, Any] = {
+        "type": "episode",
+        "scene_id": scene_id,
+        "track": track,
+        "level": level,
+        "status": status,
+        "error": error or None,
+        "d0_steps": d0_steps,
+        "max_steps": max_steps,
+        "success": success,
+        "distances": list(distances),
+        "steps": steps,
+        "metrics": {m: metrics[m] for m in METRIC_KEYS} if metrics is not None else None,
+    }
+    if started is not None:
+        record["started"] = started
+    if finished is not None:
+        record["finished"] = finished
+    return record
+
+
 def episode_results(episodes: list[dict[str, Any]]) -> list[EpisodeResult]:
     """Return the metrics module's view of episode records."""
     return [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -16,13 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.bundle import BundleError, episode_results, read_bundle
+from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
 from evaluation.messages import ImagePart
 from evaluation.metrics import METRICS, TRACKS, LevelTable, score_json
+from evaluation.paths import data_dir
 from evaluation.prompts import LEVELS, build_messages, messages_as_text
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
 from simulation.render import DEFAULT_SIZE, MAX_SIZE
+from simulation.versions import BENCHMARK_VERSION
 
 EXIT_USAGE = 2
 
@@ -176,9 +179,62 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from evaluation.run_command import run_from_args
+    """Evaluate an agent and write its results bundle."""
+    from evaluation.agents import ScriptError
+    from evaluation.cache import ResponseCache
+    from evaluation.messages import GenerationParams
+    from evaluation.registry import AgentSpecError, make_agent_factory, parse_agent_spec
+    from evaluation.runner import ResumeError, run
 
-    return run_from_args(args)
+    try:
+        scenes = select_scenes(args.scenes)
+        spec = parse_agent_spec(args.agent)
+    except (UnknownSceneError, AgentSpecError) as exc:
+        raise UsageError(str(exc)) from None
+    if not scenes:
+        raise UsageError("--scenes selected no scene; use all, human, robot or scene ids")
+    cache = None
+    if not args.no_cache and spec.is_model:
+        cache = ResponseCache(data_dir() / "cache" / "responses.sqlite3")
+    try:
+        try:
+            factory, extras = make_agent_factory(
+                args.agent,
+                seed=args.seed,
+                base_url=args.base_url,
+                image_history=args.image_history,
+                params=GenerationParams(seed=args.seed, max_tokens=args.max_tokens),
+                cache=cache,
+            )
+        except (ScriptError, RuntimeError) as exc:  # a missing API key names its variable
+            raise UsageError(str(exc)) from None
+        safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent)
+        out = Path(args.out) if args.out else data_dir() / "runs" / f"{safe_name}.jsonl"
+        try:
+            result = run(
+                factory,
+                scenes,
+                args.levels,
+                out,
+                header_extra=extras,
+                seed=args.seed,
+                workers=args.workers,
+                resume=args.resume,
+                image_size=args.image_size,
+                progress_stream=sys.stderr,
+            )
+        except ResumeError as exc:
+            raise UsageError(str(exc)) from None
+    finally:
+        if cache is not None:
+            cache.close()
+    print(
+        f"{result.path}: {result.ran} episodes run, {result.skipped} kept from before, "
+        f"{result.errors} transport errors, {result.seconds:.1f} s",
+        file=sys.stderr,
+    )
+    print(result.path)
+    return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -226,8 +282,19 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mirrorbench", description="MirrorBench: mirror self-recognition.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(
+        prog="mirrorbench",
+        description="MirrorBench: mirror self-recognition for multimodal models "
+        f"(benchmark {BENCHMARK_VERSION}).",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"mirrorbench {tool_version()} (benchmark {BENCHMARK_VERSION})",
+    )
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, title="commands", metavar="COMMAND"
+    )
 
     p = sub.add_parser("scenes", help="list the scene set")
     p.add_argument("--json", action="store_true", help="print a JSON list")
@@ -346,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, UnknownSceneError, BundleError) as exc:
         print(f"mirrorbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from evaluation.agents import Agent, Decision, Observation
+from evaluation.agents import Agent, AgentFactory, Decision, Observation
 from evaluation.bundle import (
     COMPLETED,
     ERROR,
+    METRIC_KEYS,
     BundleWriter,
+    episode_record,
     make_header,
     now_iso,
     read_bundle,
@@ -37,7 +39,6 @@ from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
 
-AgentFactory = Callable[[], Agent]
 RendererFactory = Callable[[], Renderer]
 FrameFunction = Callable[[Vec3], tuple[ImagePart, str]]
 
@@ -272,23 +273,22 @@ def run_episode(
     metrics = None
     if status == COMPLETED:
         score = episode_score(state.distances)
-        metrics = {m: getattr(score, m) for m in ("tsr", "sir", "fcr", "pcr", "avg")}
-    return {
-        "type": "episode",
-        "scene_id": scene.id,
-        "track": scene.track,
-        "level": level,
-        "status": status,
-        "error": error,
-        "d0_steps": scene.d0_steps,
-        "max_steps": scene.max_steps,
-        "success": state.success,
-        "distances": state.distances,
-        "steps": steps,
-        "metrics": metrics,
-        "started": started,
-        "finished": now_iso(),
-    }
+        metrics = {m: getattr(score, m) for m in METRIC_KEYS}
+    return episode_record(
+        scene_id=scene.id,
+        track=scene.track,
+        level=level,
+        status=status,
+        error=error,
+        d0_steps=scene.d0_steps,
+        max_steps=scene.max_steps,
+        success=state.success,
+        distances=state.distances,
+        steps=steps,
+        metrics=metrics,
+        started=started,
+        finished=now_iso(),
+    )
 
 
 @dataclass

@@ -23,12 +23,11 @@ from django.utils import timezone
 from evaluation.agents import ModelAgent
 from evaluation.messages import GenerationParams
 from evaluation.prompts import LEVELS
-from evaluation.run_command import (
-    PROVIDERS,
+from evaluation.registry import (
     AgentSpecError,
     agent_spec_check,
-    data_dir,
     make_agent_factory,
+    parse_agent_spec,
 )
 from evaluation.runner import FrameSource, run_episode
 from leaderboard import secrets as secrets_box
@@ -36,6 +35,7 @@ from leaderboard.endpoints import EndpointRefused, endpoint_check
 from leaderboard.frames import frame_store
 from leaderboard.limits import RateLimitedClient, limits_for, parallel_slots_free, provider_key
 from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
+from leaderboard.selectors import run_header
 from leaderboard.services import benchmark_current, run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
@@ -135,6 +135,10 @@ def run_create(
         for level in spec.levels
         for s in scenes
     )
+    # The bundle header is fixed now (renderer, agent, generation), so exports never need a
+    # client, a key or today's renderer version.
+    run.metadata = run_header(run=run)
+    run.save(update_fields=["metadata"])
     if api_key:
         RunSecret.objects.create(run=run, api_key=secrets_box.encrypt(api_key))
     transaction.on_commit(lambda: _queue_run_start(run.pk))
@@ -291,15 +295,8 @@ def episode_evaluate(*, episode_id: int) -> str:
     except EpisodeLost as exc:
         logger.info("%s", exc)
         return "lost"
-    metrics = record["metrics"] or dict.fromkeys(("tsr", "sir", "fcr", "pcr", "avg"))
     done = Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
-        status=record["status"],
-        error=record["error"] or "",
-        success=record["success"],
-        distances=record["distances"],
-        steps_taken=len(record["steps"]),
-        heartbeat=timezone.now(),
-        **metrics,
+        heartbeat=timezone.now(), **Episode.fields_from_record(record)
     )
     if done != 1:
         return "lost"
@@ -320,9 +317,9 @@ def _response_cache(agent: str) -> Any:
     One connection per process, shared by its threads (the cache locks), rather than a new
     SQLite connection per episode that nothing closes.
     """
-    if agent.split(":")[0] not in PROVIDERS:
+    if not parse_agent_spec(agent).is_model:
         return None
-    return _shared_cache(str(data_dir() / "cache" / "responses.sqlite3"))
+    return _shared_cache(str(Path(settings.DATA_DIR) / "cache" / "responses.sqlite3"))
 
 
 @cache

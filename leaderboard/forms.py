@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evaluation.registry import PROVIDERS
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import SORT_KEYS, LeaderboardFilters
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
@@ -61,17 +62,13 @@ class LeaderboardQueryForm(forms.Form):
 class HostedEvaluationForm(forms.Form):
     """What a signed-in user with permission submits to evaluate an API model on the server."""
 
-    PROVIDERS = [
-        ("openai", "OpenAI-compatible (OpenAI, vLLM, OpenRouter, ...)"),
-        ("anthropic", "Anthropic"),
-    ]
     SCENE_SETS = [
         ("all", "All 66 scenes"),
         ("human", "Human track (48)"),
         ("robot", "Robot track (18)"),
     ]
 
-    provider = forms.ChoiceField(choices=PROVIDERS)
+    provider = forms.ChoiceField(choices=list(PROVIDERS.items()))
     base_url = forms.URLField(required=False, label="Base URL", assume_scheme="https")
     model = forms.CharField(max_length=200, label="Model name at the provider")
     entry_name = forms.CharField(

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from evaluation.bundle import METRIC_KEYS, episode_record
 from simulation.versions import BENCHMARK_VERSION
 
 
@@ -208,6 +209,41 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scene} L{self.level} (run {self.run_id})"
+
+    @staticmethod
+    def fields_from_record(record: dict[str, Any]) -> dict[str, Any]:
+        """Return the row fields that a finished episode's bundle record sets."""
+        metrics = record["metrics"] or dict.fromkeys(METRIC_KEYS)
+        return {
+            "status": record["status"],
+            "error": record.get("error") or "",
+            "success": record["success"],
+            "distances": record["distances"],
+            "steps_taken": len(record["steps"]),
+            **{m: metrics[m] for m in METRIC_KEYS},
+        }
+
+    @classmethod
+    def from_record(cls, *, run: Run, scene: Scene, record: dict[str, Any]) -> Episode:
+        """Return an unsaved episode of ``run`` from a bundle episode record."""
+        return cls(run=run, scene=scene, level=record["level"], **cls.fields_from_record(record))
+
+    def as_record(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        """Return the episode as a bundle episode record (``steps`` as ``Step.as_record`` gives)."""
+        completed = self.status == self.Status.COMPLETED
+        return episode_record(
+            scene_id=self.scene.scene_id,
+            track=self.scene.track,
+            level=self.level,
+            status=self.status,
+            error=self.error,
+            d0_steps=self.scene.d0_steps,
+            max_steps=self.scene.max_steps,
+            success=self.success,
+            distances=self.distances,
+            steps=steps,
+            metrics={m: getattr(self, m) for m in METRIC_KEYS} if completed else None,
+        )
 
 
 class Step(models.Model):

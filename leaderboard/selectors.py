@@ -427,33 +427,41 @@ def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
 
 
 def run_bundle(*, run: Run) -> list[dict[str, Any]]:
-    """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts."""
-    from evaluation.bundle import make_header
-    from evaluation.run_command import make_agent_factory
-    from simulation.render import renderer_version
+    """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts.
 
-    spec = run.spec
-    factory, extras = make_agent_factory(
-        spec["agent"],
-        seed=spec["seed"],
-        base_url=spec["base_url"],
-        image_history=spec["image_history"],
-    )
+    Built from stored data only (no client, no API key): the header stored with the run when it
+    was created or imported, or, for runs created before headers were stored, one described
+    from the run's spec.
+    """
     episodes = list(
         run.episodes.select_related("scene")
         .prefetch_related(Prefetch("steps", queryset=Step.objects.order_by("index")))
         .filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
         .order_by("level", "scene_id")
     )
+    header = run_header(run=run)
+    return [header, *(e.as_record([s.as_record() for s in e.steps.all()]) for e in episodes)]
+
+
+def run_header(*, run: Run) -> dict[str, Any]:
+    """Return the bundle header of ``run``, from what is stored (see ``run_bundle``)."""
+    from evaluation.bundle import make_header
+    from evaluation.messages import GenerationParams
+    from evaluation.registry import describe_agent, header_extras
+    from simulation.render import renderer_version
+
+    if run.metadata.get("type") == "header":
+        header = dict(run.metadata)
+        header["tool"] = {**header.get("tool", {}), "run": run.pk}
+        return header
+    spec = run.spec
     levels = sorted({e.level for e in run.episodes.all()})
-    scenes = list(
-        dict.fromkeys(
-            e.scene.scene_id for e in run.episodes.select_related("scene").order_by("scene_id")
-        )
-    )
-    header = make_header(
+    ordered = run.episodes.select_related("scene").order_by("scene_id")
+    scenes = list(dict.fromkeys(e.scene.scene_id for e in ordered))
+    params = GenerationParams(seed=spec["seed"], max_tokens=spec.get("max_tokens", 2048))
+    return make_header(
         benchmark=run.benchmark.as_dict(),
-        agent=factory().describe(),
+        agent=describe_agent(spec["agent"], seed=spec["seed"], image_history=spec["image_history"]),
         renderer={
             "version": renderer_version(),
             "image_size": spec["image_size"],
@@ -463,26 +471,5 @@ def run_bundle(*, run: Run) -> list[dict[str, Any]]:
         seed=spec["seed"],
         created=run.created.isoformat(timespec="seconds"),
         tool={"run": run.pk},
-        extra=extras,
+        extra=header_extras(spec["agent"], base_url=spec["base_url"], params=params),
     )
-    records: list[dict[str, Any]] = [header]
-    for e in episodes:
-        steps = [s.as_record() for s in e.steps.all()]
-        completed = e.status == Episode.Status.COMPLETED
-        records.append(
-            {
-                "type": "episode",
-                "scene_id": e.scene.scene_id,
-                "track": e.scene.track,
-                "level": e.level,
-                "status": e.status,
-                "error": e.error or None,
-                "d0_steps": e.scene.d0_steps,
-                "max_steps": e.scene.max_steps,
-                "success": e.success,
-                "distances": e.distances,
-                "steps": steps,
-                "metrics": {m: getattr(e, m) for m in METRICS} if completed else None,
-            }
-        )
-    return records

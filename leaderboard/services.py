@@ -271,17 +271,7 @@ def run_import_bundle(
         finished=timezone.now(),
     )
     episodes = Episode.objects.bulk_create(
-        Episode(
-            run=run,
-            scene=scenes[record["scene_id"]],
-            level=record["level"],
-            status=record["status"],
-            error=record.get("error") or "",
-            success=record["success"],
-            distances=record["distances"],
-            steps_taken=len(record["steps"]),
-            **(record["metrics"] or dict.fromkeys(METRICS)),
-        )
+        Episode.from_record(run=run, scene=scenes[record["scene_id"]], record=record)
         for record in bundle.episodes
     )
     if with_steps:

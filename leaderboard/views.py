@@ -232,8 +232,8 @@ def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
         run = run_visible(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
-    if run.source != Run.Source.EVALUATED:
-        raise Http404("only runs evaluated here have a bundle to download")
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
     lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run))
     response = HttpResponse(lines, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}.jsonl"'

@@ -103,3 +103,16 @@ def test_run_rejects_bad_arguments_on_one_line(tmp_path, capsys, monkeypatch, ar
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_version_names_the_tool_and_the_benchmark(capsys):
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mirrorbench ") and "(benchmark v2)" in out
+
+
+def test_help_lists_every_subcommand(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("scenes", "render", "gallery", "prompt", "run", "verify", "score"):
+        assert f"    {command} " in out, command

@@ -124,3 +124,66 @@ def test_the_cost_is_shown_when_a_price_is_configured(client, running_run, setti
     data = client.get(f"/runs/{running_run.pk}/progress.json").json()
     assert data["cost_usd"] == 3.5 and data["input_tokens"] == 1_000_000
     assert "about $<span" in client.get(f"/runs/{running_run.pk}/").content.decode()
+
+
+def test_a_hosted_run_bundle_downloads_without_any_provider_key(
+    client, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The export is built from stored data: no client, no key in the web process."""
+    from evaluation.bundle import read_bundle
+    from evaluation.metrics import episode_score
+    from evaluation.verify import verify_bundle
+    from leaderboard.models import Step
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    entry = model_entry_upsert(name="Some model", kind="proprietary")
+    with django_capture_on_commit_callbacks(execute=False):
+        run = run_create(
+            model_entry=entry,
+            spec=RunSpec(agent="openai:some-model", scenes="tienkung-allegro-logo_0", levels=(1,)),
+        )
+    episode = run.episodes.get()
+    for index in range(15):
+        Step.objects.create(
+            episode=episode,
+            index=index,
+            response="Thinking.\nChoice: [1]",
+            option=1,
+            executed=True,
+            distance_steps=6 + index + 1,
+            hand_cell=[0, 0, index + 1],
+        )
+    score = episode_score(list(range(6, 22)))
+    Episode.objects.filter(pk=episode.pk).update(
+        status="completed",
+        distances=list(range(6, 22)),
+        steps_taken=15,
+        **{m: getattr(score, m) for m in ("tsr", "sir", "fcr", "pcr", "avg")},
+    )
+    Run.objects.filter(pk=run.pk).update(status="completed")
+    response = client.get(f"/runs/{run.pk}/bundle.jsonl")
+    assert response.status_code == 200
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(response.content)
+    bundle = read_bundle(path)
+    assert bundle.header["agent"]["name"] == "openai:some-model"
+    assert bundle.header["model"] == {"provider": "openai", "model": "some-model", "base_url": None}
+    assert bundle.header["tool"]["run"] == run.pk
+    assert verify_bundle(bundle) == []
+
+
+def test_an_uploaded_run_offers_its_bundle_as_uploaded(client, tmp_path, bundles):
+    from evaluation.bundle import read_bundle
+    from evaluation.verify import verify_bundle
+    from tests.leaderboard.factories import import_run
+
+    run = import_run(bundles["oracle"], "Uploaded", source=Run.Source.VERIFIED)
+    response = client.get(f"/runs/{run.pk}/bundle.jsonl")
+    assert response.status_code == 200
+    path = tmp_path / "uploaded.jsonl"
+    path.write_bytes(response.content)
+    exported = read_bundle(path)
+    original = read_bundle(bundles["oracle"])
+    assert verify_bundle(exported) == []
+    assert exported.header["created"] == original.header["created"]
+    assert len(exported.episodes) == 264
