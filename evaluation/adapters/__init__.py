@@ -1,0 +1,117 @@
+"""Model clients for OpenAI-compatible and Anthropic chat APIs, with our own retry policy.
+
+Two adapters implement :class:`~evaluation.messages.ModelClient` on top of the official SDKs:
+
+* :class:`OpenAIChatClient` speaks OpenAI chat completions, which also covers vLLM, SGLang,
+  Ollama, LM Studio, OpenRouter, DashScope and Gemini's OpenAI-compatible endpoint through
+  ``base_url``.
+* :class:`AnthropicClient` speaks Anthropic's messages API.
+
+Contracts shared by both:
+
+* Images are sent as the exact PNG bytes of each :class:`~evaluation.messages.ImagePart`
+  (base64 in the JSON body): never decoded, resized or re-encoded. The PNG header is checked
+  against the part's declared width and height before anything is sent.
+* The API key is read only from the environment variable named by ``api_key_env``. A
+  ``base_url`` on loopback with no key set gets the dummy key ``"not-needed"`` (local vLLM,
+  Ollama, ...); anywhere else a missing key raises :class:`MissingAPIKeyError` naming the
+  variable. The key is never put in a log record, exception, ``repr`` or
+  :class:`~evaluation.messages.ModelReply`; any provider error text we pass on is redacted.
+* The SDKs' own retries are off (``max_retries=0``); :class:`RetryPolicy` decides instead.
+  Connection errors, timeouts, 408, 409, 429 and 5xx are retried with exponential backoff and
+  jitter, or after the delay the server asks for in ``retry-after-ms`` / ``Retry-After``
+  (seconds or an HTTP date), capped at ``max_delay_s``. Other 4xx fail at once. Either way the
+  failure is a :class:`~evaluation.messages.TransportError` carrying the last HTTP status and
+  the number of attempts.
+* Refusals and prompts too long for the model are answers, not transport failures: they come
+  back as a ``ModelReply`` with ``refusal`` set to ``"refusal"``, ``"content_filter"`` or
+  ``"context_length"`` (a 400 saying the prompt or context is too long, or a 413 request too
+  large; the provider's redacted error is kept in ``request["provider_error"]``).
+* When a model rejects one of the generation settings (OpenAI reasoning models refuse
+  ``max_tokens`` and non-default ``temperature``; Anthropic API version 2026-10-21, which the
+  anthropic 2.x SDK sends, refuses ``temperature`` for every model), the request is resent at
+  once without it (``max_tokens`` becomes ``max_completion_tokens``), without charging the
+  retry budget, and the client leaves it out from then on. ``ModelReply.request["params"]``
+  always holds what was actually sent and ``ModelReply.request["not_sent"]`` says why anything
+  was left out.
+
+Layout: :mod:`~evaluation.adapters.base` (shared client logic), :mod:`~evaluation.adapters.retry`
+(retry policy and ``Retry-After``), :mod:`~evaluation.adapters.openai` and
+:mod:`~evaluation.adapters.anthropic` (the two clients); :func:`make_client` lives here.
+"""
+
+from __future__ import annotations
+
+import time
+
+from evaluation.adapters.anthropic import ANTHROPIC_DEFAULT_BASE_URL as ANTHROPIC_DEFAULT_BASE_URL
+from evaluation.adapters.anthropic import AnthropicClient
+from evaluation.adapters.base import LOCAL_DUMMY_KEY as LOCAL_DUMMY_KEY
+from evaluation.adapters.base import PNG_SIGNATURE as PNG_SIGNATURE
+from evaluation.adapters.base import MissingAPIKeyError
+from evaluation.adapters.base import png_size as png_size
+from evaluation.adapters.base import public_base_url as public_base_url
+from evaluation.adapters.openai import OPENAI_DEFAULT_BASE_URL as OPENAI_DEFAULT_BASE_URL
+from evaluation.adapters.openai import OPENAI_IMAGE_DETAIL as OPENAI_IMAGE_DETAIL
+from evaluation.adapters.openai import OpenAIChatClient
+from evaluation.adapters.retry import RETRYABLE_STATUSES as RETRYABLE_STATUSES
+from evaluation.adapters.retry import RetryPolicy, retry_after_s
+from evaluation.messages import GenerationParams, ModelClient
+
+__all__ = [
+    "CLIENT_CLASSES",
+    "AnthropicClient",
+    "MissingAPIKeyError",
+    "OpenAIChatClient",
+    "RetryPolicy",
+    "make_client",
+    "retry_after_s",
+]
+
+
+CLIENT_CLASSES: dict[str, type[OpenAIChatClient] | type[AnthropicClient]] = {
+    "anthropic": AnthropicClient,
+    "openai": OpenAIChatClient,
+}
+"""The client class of each provider of ``evaluation.registry.PROVIDERS`` (kept equal by a test)."""
+
+
+def make_client(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
+    api_key: str | None = None,
+    retry: RetryPolicy | None = None,
+) -> ModelClient:
+    """Build a client from ``"PROVIDER:MODEL"``, e.g. ``"openai:qwen2.5-vl:7b"``.
+
+    Everything after the first ``:`` is the model name, so it may contain ``:`` and ``/``.
+
+    Raises:
+        ValueError: ``spec`` has no model, or names an unknown provider (the message lists
+            the valid ones).
+        MissingAPIKeyError: The provider's key variable is unset and ``base_url`` is not
+            on loopback.
+    """
+    provider, sep, model = spec.partition(":")
+    valid = ", ".join(sorted(CLIENT_CLASSES))
+    if not sep or not model:
+        raise ValueError(
+            f"model spec {spec!r} must look like PROVIDER:MODEL, PROVIDER one of {valid}"
+        )
+    if provider not in CLIENT_CLASSES:
+        raise ValueError(f"unknown provider {provider!r} in {spec!r}; valid providers: {valid}")
+    return CLIENT_CLASSES[provider](
+        model,
+        base_url=base_url,
+        params=params,
+        sleep=_sleep,
+        api_key=api_key,
+        retry=retry or RetryPolicy(),
+    )
+
+
+def _sleep(seconds: float) -> None:
+    """Wait between retries; ``time.sleep`` is looked up on each call so tests can stub it."""
+    time.sleep(seconds)

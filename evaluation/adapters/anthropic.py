@@ -1,0 +1,174 @@
+"""The client for Anthropic's messages API.
+
+``import anthropic`` below is an absolute import, so it loads the SDK, not this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+
+from evaluation.adapters.base import (
+    _b64,
+    _ChatAdapter,
+    _error_message,
+    _Failure,
+    _headers,
+    _image_record,
+    _text_only,
+)
+from evaluation.adapters.retry import RetryPolicy
+from evaluation.messages import GenerationParams, Message, ModelReply, TextPart
+
+__all__ = ["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicClient"]
+
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+class AnthropicClient(_ChatAdapter):
+    """A model behind Anthropic's messages API.
+
+    System messages (which must come first) become the ``system`` parameter; user and
+    assistant messages carry text blocks and base64 ``image`` blocks (``image/png``). Sends
+    ``max_tokens`` and ``temperature``; the API has no seed, which ``request["not_sent"]``
+    records. ``temperature`` goes through ``extra_body`` because the anthropic SDK (1.0 on)
+    dropped it from ``messages.create``'s signature. The API refuses it on Claude models after
+    Opus 4.6 and, under the API version the anthropic 2.x SDK sends (``2026-10-21``,
+    recorded as ``request["api_version"]``), on every model; such a client sends its requests
+    without it after the first 400. The SDK sends the key as ``Authorization: Bearer``.
+
+    Args:
+        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        base_url: The API root (without ``/v1``); default Anthropic's. ``ANTHROPIC_BASE_URL``
+            and Anthropic profile files are deliberately ignored.
+        api_key_env: The environment variable holding the API key.
+        params: Generation settings sent with every request (``seed`` is not sent).
+        retry: When and how long to retry.
+        timeout_s: Per-request timeout in seconds.
+        sleep: Called with each retry delay in seconds (injectable for tests).
+    """
+
+    provider = "anthropic"
+    _default_base_url = ANTHROPIC_DEFAULT_BASE_URL
+    _image_detail = None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so shared safely)
+        timeout_s: float = 120,
+        sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            params=params,
+            retry=retry,
+            timeout_s=timeout_s,
+            sleep=sleep,
+            api_key=api_key,
+        )
+        self._not_sent["seed"] = "the Anthropic API has no seed parameter"
+
+    def _make_sdk_client(self, api_key: str) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self.timeout_s,
+        )
+
+    def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        system: list[str] = []
+        wire: list[dict[str, Any]] = []
+        images: list[dict[str, Any]] = []
+        for message in messages:
+            if message.role == "system":
+                if wire:
+                    raise ValueError("anthropic: system messages must come before all others")
+                system.append(_text_only(message))
+                continue
+            content: list[dict[str, Any]] = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    if part.text:  # the API rejects empty text blocks
+                        content.append({"type": "text", "text": part.text})
+                else:
+                    images.append(_image_record(part, self._image_detail))
+                    source = {"type": "base64", "media_type": "image/png", "data": _b64(part.png)}
+                    content.append({"type": "image", "source": source})
+            wire.append({"role": message.role, "content": content})
+        body: dict[str, Any] = {"model": self.model, "messages": wire}
+        if system:
+            body["system"] = "\n\n".join(system)
+        return body, images
+
+    def _generation_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"max_tokens": self.params.max_tokens}
+        if "temperature" not in self._not_sent:
+            kwargs["temperature"] = self.params.temperature
+        return kwargs
+
+    def _extra_record(self) -> dict[str, Any]:
+        return {"api_version": self._sdk.default_headers.get("anthropic-version")}
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        extra = {name: kwargs.pop(name) for name in ("temperature",) if name in kwargs}
+        return self._sdk.messages.create(**kwargs, extra_body=extra or None)
+
+    def _reply(self, response: Any) -> ModelReply:
+        text = "".join(
+            block.text for block in response.content if getattr(block, "type", "") == "text"
+        )
+        refusal: str | None = None
+        if response.stop_reason == "refusal":
+            refusal = "refusal"
+        elif response.stop_reason == "model_context_window_exceeded":
+            refusal = "context_length"
+        usage = response.usage
+        input_tokens = None
+        if usage is not None:
+            input_tokens = (
+                usage.input_tokens
+                + (usage.cache_creation_input_tokens or 0)
+                + (usage.cache_read_input_tokens or 0)
+            )
+        return ModelReply(
+            text=text,
+            refusal=refusal,
+            model_id=response.model,
+            fingerprint=None,
+            input_tokens=input_tokens,
+            output_tokens=usage.output_tokens if usage is not None else None,
+        )
+
+    def _failure(self, err: Exception) -> _Failure | None:
+        kind = type(err).__name__
+        if isinstance(err, anthropic.APIStatusError):
+            return _Failure(
+                kind=kind,
+                status=err.status_code,
+                message=err.api_message or _error_message(err.body),
+                code=err.error_code or err.type,
+                headers=_headers(err.response),
+            )
+        if isinstance(err, anthropic.APIConnectionError):
+            return _Failure(kind=kind, status=None, message=err.message)
+        if isinstance(err, anthropic.AnthropicError):
+            return _Failure(kind=kind, status=None, message=kind, transient=False)
+        return None
+
+    def _adapt(self, failure: _Failure) -> bool:
+        if "temperature" not in self._not_sent and failure.rejects("temperature"):
+            self._drop_param("temperature", failure)
+            return True
+        return False

@@ -1,0 +1,177 @@
+"""The client for OpenAI-compatible chat completions APIs (OpenAI, vLLM, SGLang, Ollama, ...).
+
+``import openai`` below is an absolute import, so it loads the SDK, not this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import openai
+
+from evaluation.adapters.base import (
+    _b64,
+    _ChatAdapter,
+    _error_message,
+    _Failure,
+    _headers,
+    _image_record,
+    _text_only,
+    _UnusableResponse,
+    log,
+)
+from evaluation.adapters.retry import RetryPolicy
+from evaluation.messages import GenerationParams, Message, ModelReply, TextPart
+
+__all__ = ["OPENAI_DEFAULT_BASE_URL", "OPENAI_IMAGE_DETAIL", "OpenAIChatClient"]
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_IMAGE_DETAIL = "high"
+
+
+class OpenAIChatClient(_ChatAdapter):
+    """A model behind an OpenAI-compatible chat completions API.
+
+    Sends the system message as a ``system`` role message, user content as text and
+    ``image_url`` parts (``data:image/png;base64,...`` with ``detail: "high"``), ``temperature``,
+    ``seed`` (unless ``params.seed`` is None) and ``max_tokens``. ``max_tokens`` rather than
+    ``max_completion_tokens`` because every OpenAI-compatible server accepts it; OpenAI models
+    that refuse it (the reasoning models) get ``max_completion_tokens`` after their first 400.
+
+    Args:
+        model: The model name the server knows, e.g. ``"gpt-4o"`` or ``"qwen2.5-vl:7b"``.
+        base_url: The API root including ``/v1``; default OpenAI's. ``OPENAI_BASE_URL`` is
+            deliberately ignored so that results say where they came from.
+        api_key_env: The environment variable holding the API key.
+        params: Generation settings sent with every request.
+        retry: When and how long to retry.
+        timeout_s: Per-request timeout in seconds.
+        sleep: Called with each retry delay in seconds (injectable for tests).
+    """
+
+    provider = "openai"
+    _default_base_url = OPENAI_DEFAULT_BASE_URL
+    _image_detail = OPENAI_IMAGE_DETAIL
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so shared safely)
+        timeout_s: float = 120,
+        sleep: Callable[[float], None] = time.sleep,
+        api_key: str | None = None,
+    ) -> None:
+        self._tokens_param = "max_tokens"
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            params=params,
+            retry=retry,
+            timeout_s=timeout_s,
+            sleep=sleep,
+            api_key=api_key,
+        )
+        if params.seed is None:
+            self._not_sent["seed"] = "params.seed is None"
+
+    def _make_sdk_client(self, api_key: str) -> openai.OpenAI:
+        return openai.OpenAI(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self.timeout_s,
+        )
+
+    def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        wire: list[dict[str, Any]] = []
+        images: list[dict[str, Any]] = []
+        for message in messages:
+            if message.role != "user":
+                wire.append({"role": message.role, "content": _text_only(message)})
+                continue
+            content: list[dict[str, Any]] = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    content.append({"type": "text", "text": part.text})
+                else:
+                    images.append(_image_record(part, self._image_detail))
+                    url = f"data:image/png;base64,{_b64(part.png)}"
+                    content.append(
+                        {"type": "image_url", "image_url": {"url": url, "detail": "high"}}
+                    )
+            wire.append({"role": "user", "content": content})
+        return {"model": self.model, "messages": wire}, images
+
+    def _generation_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {self._tokens_param: self.params.max_tokens}
+        if "temperature" not in self._not_sent:
+            kwargs["temperature"] = self.params.temperature
+        if "seed" not in self._not_sent:
+            kwargs["seed"] = self.params.seed
+        return kwargs
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return self._sdk.chat.completions.create(**kwargs)
+
+    def _reply(self, response: Any) -> ModelReply:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise _UnusableResponse("no choices")
+        choice = choices[0]
+        message = choice.message
+        refusal: str | None = None
+        if getattr(message, "refusal", None):
+            refusal = "refusal"
+        elif choice.finish_reason == "content_filter":
+            refusal = "content_filter"
+        usage = response.usage
+        return ModelReply(
+            text=message.content or getattr(message, "refusal", None) or "",
+            refusal=refusal,
+            model_id=response.model,
+            fingerprint=response.system_fingerprint,
+            input_tokens=usage.prompt_tokens if usage else None,
+            output_tokens=usage.completion_tokens if usage else None,
+        )
+
+    def _failure(self, err: Exception) -> _Failure | None:
+        kind = type(err).__name__
+        if isinstance(err, openai.APIStatusError):
+            return _Failure(
+                kind=kind,
+                status=err.status_code,
+                message=_error_message(err.body),
+                code=err.code,
+                param=err.param,
+                headers=_headers(err.response),
+            )
+        if isinstance(err, openai.APIConnectionError):
+            return _Failure(kind=kind, status=None, message=err.message)
+        if isinstance(err, openai.OpenAIError):
+            return _Failure(kind=kind, status=None, message=kind, transient=False)
+        return None
+
+    def _adapt(self, failure: _Failure) -> bool:
+        if self._tokens_param == "max_tokens" and failure.rejects("max_tokens"):
+            self._tokens_param = "max_completion_tokens"
+            self._not_sent["max_tokens"] = (
+                "rejected by the model, sent as max_completion_tokens: "
+                + self._redact(failure.describe())
+            )
+            log.warning(
+                "openai model %r rejects max_tokens; sending max_completion_tokens from now on",
+                self.model,
+            )
+            return True
+        for name in ("temperature", "seed"):
+            if name not in self._not_sent and failure.rejects(name):
+                self._drop_param(name, failure)
+                return True
+        return False
