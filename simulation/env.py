@@ -1,4 +1,7 @@
-"""The Gymnasium interface: ``gymnasium.make("MirrorBench-v2", scene=..., size=...)``."""
+"""The Gymnasium interface: ``gymnasium.make(simulation.ENV_ID, scene=..., size=...)``.
+
+``simulation.ENV_ID`` is ``MirrorBench-<BENCHMARK_VERSION>`` (``MirrorBench-v2``).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,14 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
     forward, backward). Observations are the camera's RGB image. An episode terminates on
     success and is truncated when the step budget (``scene.max_steps``) is used up. The
     dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
+
+    ``reset(options={"scene": scene_id})`` switches the environment to another scene (same
+    size, mirror and renderer); the new scene stays until the next switch. ``env.spec`` still
+    names the scene the environment was made with.
     """
+
+    RESET_OPTIONS = ("scene",)
+    """The keys ``reset(options=...)`` accepts."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}  # noqa: RUF012 (gymnasium API)
 
@@ -78,10 +88,29 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:
+            self._apply_options(options)  # first: a refused option changes nothing
         super().reset(seed=seed)
         self._state = EpisodeState(self.scene)
         observation = self._observe()
         return observation, self._info(executed=False)
+
+    def _apply_options(self, options: dict[str, Any]) -> None:
+        unknown = sorted(str(key) for key in options if key not in self.RESET_OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"unknown reset option(s) {', '.join(unknown)}; "
+                f"valid options: {', '.join(self.RESET_OPTIONS)}"
+            )
+        if "scene" in options:
+            scene_id = options["scene"]
+            if not isinstance(scene_id, str):
+                raise ValueError(f"options['scene'] must be a scene id string, got {scene_id!r}")
+            scene = get_scene(scene_id)  # UnknownSceneError (a KeyError) names valid ids
+            if scene.id != self.scene.id:
+                self.scene = scene
+                self._loaded = False
+                self._frame = None
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(action):

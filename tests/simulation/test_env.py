@@ -1,27 +1,46 @@
 """The Gymnasium interface."""
 
+import warnings
+
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import simulation  # noqa: F401  (registers MirrorBench-v2)
-from simulation.catalogue import get_scene
+import simulation
+from simulation import ENV_ID
+from simulation.catalogue import UnknownSceneError, get_scene, scene_set
+from simulation.versions import BENCHMARK_VERSION
+
+gymnasium.register_envs(simulation)
 
 SCENE = "female_0-mano_purple-leaf_1"
+OTHER_SCENE = "GR1_T2-shadow_hand-logo_0"
 
 
 @pytest.fixture
 def env():
-    environment = gymnasium.make("MirrorBench-v2", scene=SCENE, size=48)
+    environment = gymnasium.make(ENV_ID, scene=SCENE, size=48)
     yield environment
     environment.close()
 
 
-def test_the_environment_passes_gymnasiums_checker():
-    environment = gymnasium.make("MirrorBench-v2", scene=SCENE, size=48)
-    check_env(environment.unwrapped, skip_render_check=True)
-    environment.close()
+def test_the_env_id_version_is_the_benchmark_version():
+    assert f"MirrorBench-{BENCHMARK_VERSION}" == ENV_ID
+    spec = gymnasium.spec(ENV_ID)
+    assert spec.name == "MirrorBench"
+    assert f"v{spec.version}" == BENCHMARK_VERSION
+
+
+@pytest.mark.parametrize("render_mode", [None, "rgb_array"])
+def test_the_environment_passes_gymnasiums_checker_without_warnings(render_mode):
+    environment = gymnasium.make(ENV_ID, scene=SCENE, size=48, render_mode=render_mode)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(environment.unwrapped)
+    finally:
+        environment.close()
 
 
 def test_observations_are_images_and_actions_are_six_options(env):
@@ -72,4 +91,80 @@ def test_bad_actions_and_unknown_scenes_are_refused(env):
     with pytest.raises(ValueError, match="action"):
         env.step(6)
     with pytest.raises(KeyError, match="unknown scene"):
-        gymnasium.make("MirrorBench-v2", scene="nobody-nohand-nomark")
+        gymnasium.make(ENV_ID, scene="nobody-nohand-nomark")
+
+
+def test_reset_options_switch_the_scene(env):
+    observation, info = env.reset(options={"scene": OTHER_SCENE})
+    other = get_scene(OTHER_SCENE)
+    assert env.unwrapped.scene.id == OTHER_SCENE
+    assert info["distance_steps"] == other.d0_steps and info["max_steps"] == other.max_steps
+    assert observation.shape == (48, 48, 3)
+    fresh = gymnasium.make(ENV_ID, scene=OTHER_SCENE, size=48)
+    try:
+        fresh_observation, fresh_info = fresh.reset()
+    finally:
+        fresh.close()
+    assert np.array_equal(observation, fresh_observation) and info == fresh_info
+    # The scene stays until the next switch; an empty options dict keeps it.
+    env.step(0)
+    env.reset()
+    assert env.unwrapped.scene.id == OTHER_SCENE
+    env.reset(options={})
+    assert env.unwrapped.scene.id == OTHER_SCENE
+    _, info = env.reset(options={"scene": SCENE})
+    assert info["distance_steps"] == get_scene(SCENE).d0_steps
+
+
+def test_reset_options_refuse_unknown_scenes_and_keys(env):
+    env.reset()
+    with pytest.raises(UnknownSceneError, match=r"unknown scene .*male_0-mano_white-splash"):
+        env.reset(options={"scene": "nobody-nohand-nomark"})
+    with pytest.raises(ValueError, match="scene id"):
+        env.reset(options={"scene": 3})
+    with pytest.raises(ValueError, match="valid options: scene"):
+        env.reset(options={"scene_id": OTHER_SCENE})
+    # A refused switch leaves the environment on its scene.
+    assert env.unwrapped.scene.id == SCENE
+    _, info = env.reset()
+    assert info["distance_steps"] == get_scene(SCENE).d0_steps
+
+
+def _rollout(environment, actions, seed, options=None):
+    observation, info = environment.reset(seed=seed, options=options)
+    trace = [(observation, info)]
+    for action in actions:
+        observation, reward, terminated, truncated, info = environment.step(action)
+        trace.append((observation, (reward, terminated, truncated, info)))
+        if terminated or truncated:
+            break
+    return trace
+
+
+@pytest.mark.slow
+def test_every_scene_is_deterministic():
+    """Same seed, same actions: identical observations at every step, in all 66 scenes.
+
+    One environment is made fresh for each scene; the other is made once and switched with
+    ``reset(options={"scene": ...})``, so this also shows a switch equals a fresh environment.
+    """
+    scenes = list(scene_set())
+    assert len(scenes) == 66
+    switched = gymnasium.make(ENV_ID, scene=scenes[-1], size=32)
+    try:
+        for index, scene_id in enumerate(scenes):
+            actions = [int(a) for a in np.random.default_rng(index).integers(0, 6, size=5)]
+            fresh = gymnasium.make(ENV_ID, scene=scene_id, size=32)
+            try:
+                first = _rollout(fresh, actions, seed=index)
+            finally:
+                fresh.close()
+            second = _rollout(switched, actions, seed=index, options={"scene": scene_id})
+            assert len(first) == len(second) == len(actions) + 1, scene_id
+            pairs = zip(first, second, strict=True)
+            for step, ((obs_a, rest_a), (obs_b, rest_b)) in enumerate(pairs):
+                assert obs_a.shape == (32, 32, 3) and obs_a.dtype == np.uint8
+                assert np.array_equal(obs_a, obs_b), f"{scene_id}: observation {step} differs"
+                assert rest_a == rest_b, f"{scene_id}: step {step} differs"
+    finally:
+        switched.close()
