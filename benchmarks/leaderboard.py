@@ -33,7 +33,8 @@ def main() -> None:
     from evaluation.agents import RandomAgent
     from evaluation.bundle import read_bundle
     from evaluation.runner import run
-    from leaderboard.services import model_entry_upsert, run_import_bundle
+    from leaderboard.services.entries import model_entry_upsert
+    from leaderboard.services.imports import run_import_bundle
     from simulation.catalogue import select_scenes
 
     call_command("migrate", verbosity=0)

@@ -26,7 +26,6 @@ from rest_framework.views import APIView
 
 from evaluation.metrics import METRICS, TRACKS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
-from leaderboard.evaluations import hosted_run_create
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 from leaderboard.selectors import (
@@ -38,6 +37,7 @@ from leaderboard.selectors import (
     run_list,
     tracks_page,
 )
+from leaderboard.services.runs import hosted_run_create
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
 FIELD_ERRORS = OpenApiResponse(

@@ -5,16 +5,25 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.core.files.storage import default_storage
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.metrics import METRICS, TRACKS, EpisodeResult, track_table
-from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
+from leaderboard.models import (
+    Episode,
+    ModelEntry,
+    Run,
+    RunScore,
+    Step,
+)
+from simulation.dynamics import Vec3
 from simulation.versions import BENCHMARK_VERSION
 
 TABLES = ("overall", "0", "1", "2", "3")
@@ -473,3 +482,109 @@ def run_header(*, run: Run) -> dict[str, Any]:
         tool={"run": run.pk},
         extra=header_extras(spec["agent"], base_url=spec["base_url"], params=params),
     )
+
+
+def stale_after() -> timedelta:
+    """Silence after which a running episode's task counts as dead (MIRRORBENCH_EPISODE_STALE_S)."""
+    return timedelta(seconds=settings.MIRRORBENCH_EPISODE_STALE_S)
+
+
+def episodes_stale(*, now: Any = None) -> list[int]:
+    """Return the episodes to queue again because their task is gone.
+
+    Running episodes whose task went silent, and the pending episodes of running runs where
+    nothing has happened for as long: a broker without redelivery (the embedded one) loses the
+    messages a killed worker had taken. Queuing an episode twice is harmless (claims).
+    """
+    now = now or timezone.now()
+    cutoff = now - stale_after()
+    silent = Episode.objects.filter(
+        status=Episode.Status.RUNNING,
+        heartbeat__lt=cutoff,
+        run__status=Run.Status.RUNNING,
+        run__benchmark__name=BENCHMARK_VERSION,
+    ).values_list("pk", flat=True)
+    idle_runs = (
+        Run.objects.filter(
+            status=Run.Status.RUNNING, started__lt=cutoff, benchmark__name=BENCHMARK_VERSION
+        )
+        .annotate(last_beat=Max("episodes__heartbeat"))
+        .filter(Q(last_beat__lt=cutoff) | Q(last_beat__isnull=True))
+    )
+    forgotten = Episode.objects.filter(
+        status=Episode.Status.PENDING, run__in=idle_runs
+    ).values_list("pk", flat=True)
+    return sorted({*silent, *forgotten})
+
+
+def frame_path(key: str, extension: str) -> str:
+    """Return the storage path of a frame: ``frames/ab/<key>.<ext>`` (sharded by prefix)."""
+    return f"frames/{key[:2]}/{key}.{extension}"
+
+
+def frame_exists(key: str) -> bool:
+    """Return whether both files of a frame are stored."""
+    return default_storage.exists(frame_path(key, "png")) and default_storage.exists(
+        frame_path(key, "webp")
+    )
+
+
+def episode_cells(episode: Episode) -> list[Vec3]:
+    """Return every hand cell an episode showed: the start, then the cell after each step."""
+    cells: list[Vec3] = [(0, 0, 0)]
+    for step in Step.objects.filter(episode=episode).order_by("index").only("hand_cell"):
+        x, y, z = step.hand_cell
+        cells.append((x, y, z))
+    return cells
+
+
+def run_scene_cells(*, run_id: int) -> dict[str, list[Vec3]]:
+    """Return, for each scene of a run, every hand cell its episodes showed (two queries)."""
+    cells: dict[str, list[Vec3]] = {}
+    scene_of = dict(Episode.objects.filter(run_id=run_id).values_list("pk", "scene__scene_id"))
+    for scene_id in scene_of.values():
+        cells.setdefault(scene_id, [(0, 0, 0)])
+    for episode_id, cell in Step.objects.filter(episode__run_id=run_id).values_list(
+        "episode_id", "hand_cell"
+    ):
+        x, y, z = cell
+        cells[scene_of[episode_id]].append((x, y, z))
+    return cells
+
+
+@dataclass(frozen=True)
+class ProviderLimits:
+    rpm: int | None = None
+    parallel: int | None = None
+
+
+def provider_key(agent: str, base_url: str | None) -> str:
+    """Return the key a run's limits are looked up and counted under."""
+    provider = agent.split(":", 1)[0]
+    return f"{provider}|{base_url}" if base_url else provider
+
+
+def limits_for(agent: str, base_url: str | None) -> ProviderLimits:
+    """Return the limits configured for an endpoint (most specific key first)."""
+    configured: dict[str, Any] = settings.MIRRORBENCH_PROVIDER_LIMITS
+    for key in (provider_key(agent, base_url), agent.split(":", 1)[0]):
+        if key in configured:
+            value = configured[key]
+            return ProviderLimits(rpm=value.get("rpm"), parallel=value.get("parallel"))
+    return ProviderLimits()
+
+
+def parallel_slots_free(run: Run) -> bool:
+    """Return whether one more episode of ``run`` may call its provider now."""
+    spec = run.spec or {}
+    limits = limits_for(spec.get("agent", ""), spec.get("base_url"))
+    if limits.parallel is None:
+        return True
+    key = provider_key(spec["agent"], spec.get("base_url"))
+    running = [
+        provider_key(r["run__spec"].get("agent", ""), r["run__spec"].get("base_url"))
+        for r in Episode.objects.filter(
+            status=Episode.Status.RUNNING, run__status=Run.Status.RUNNING
+        ).values("run__spec")
+    ]
+    return running.count(key) < limits.parallel

@@ -12,7 +12,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS, score_json
-from leaderboard.evaluations import hosted_run_create, run_cancel
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
@@ -27,6 +26,7 @@ from leaderboard.selectors import (
     run_visible,
     tracks_page,
 )
+from leaderboard.services.runs import hosted_run_create, run_cancel
 from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
 
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)

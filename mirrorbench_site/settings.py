@@ -184,7 +184,7 @@ MIRRORBENCH_STALE_CHECK_S = envint("MIRRORBENCH_STALE_CHECK_S", 60)
 # when unset); base URLs on loopback or private networks are refused unless allowed.
 MIRRORBENCH_KEY_ENCRYPTION_KEY = envstr("MIRRORBENCH_KEY_ENCRYPTION_KEY", "")
 MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS", False)
-# Per-provider limits shared by all workers (JSON, see leaderboard/limits.py).
+# Per-provider limits shared by all workers (JSON, see leaderboard.selectors.limits_for).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
 # Prices per million tokens, by agent spec, for the cost shown on run pages:

@@ -31,9 +31,15 @@
         if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
       });
     });
+    // A choice of benchmark version applies at once too.
+    form.querySelectorAll("select").forEach(function (select) {
+      select.addEventListener("change", function () {
+        if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
+      });
+    });
     // Leave empty fields out of the URL, so shared links and CSV links stay short.
     form.addEventListener("submit", function () {
-      form.querySelectorAll("input").forEach(function (input) {
+      form.querySelectorAll("input, select").forEach(function (input) {
         if (input.value === "" && input.type !== "checkbox") { input.disabled = true; }
       });
     });
@@ -41,7 +47,7 @@
 
   // Coming back with the Back button can show the page as it was left, fields still disabled.
   window.addEventListener("pageshow", function () {
-    document.querySelectorAll("form.filters input:disabled").forEach(function (input) {
+    document.querySelectorAll("form.filters input:disabled, form.filters select:disabled").forEach(function (input) {
       input.disabled = false;
     });
   });

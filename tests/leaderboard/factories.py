@@ -8,7 +8,8 @@ from evaluation.agents import MirrorConfusedAgent, OracleAgent, RandomAgent
 from evaluation.bundle import read_bundle
 from evaluation.runner import run
 from leaderboard.models import ModelEntry, Run
-from leaderboard.services import model_entry_upsert, run_import_bundle
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.imports import run_import_bundle
 from simulation.catalogue import select_scenes
 
 AGENTS = {

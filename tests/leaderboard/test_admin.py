@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from leaderboard.models import Episode, Run
-from leaderboard.services import reference_results_load
+from leaderboard.services.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db

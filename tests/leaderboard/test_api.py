@@ -20,9 +20,9 @@ from evaluation.runner import run
 from leaderboard.forms import LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.selectors import TABLES, leaderboard_table, tracks_page
-from leaderboard.services import (
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.imports import (
     REFERENCE_FIXTURE,
-    model_entry_upsert,
     reference_results_load,
     run_import_bundle,
 )

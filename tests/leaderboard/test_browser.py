@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from leaderboard.services import reference_results_load
+from leaderboard.services.imports import reference_results_load
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -4,8 +4,9 @@ import pytest
 from django.core.files.storage import default_storage, storages
 from django.test import override_settings
 
-from leaderboard.frames import episode_frames_render, frame_exists, frame_path, frame_store
 from leaderboard.models import Episode
+from leaderboard.selectors import frame_exists, frame_path
+from leaderboard.services.frames import episode_frames_render, frame_store
 from simulation.render import frame_key, renderer_version
 from tests.leaderboard.factories import import_run, make_bundle
 

@@ -129,7 +129,7 @@ def test_the_api_starts_a_hosted_run(client, alice, charlie, django_capture_on_c
 
 
 def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_callbacks):
-    from leaderboard.evaluations import hosted_run_create, run_cancel
+    from leaderboard.services.runs import hosted_run_create, run_cancel
 
     with django_capture_on_commit_callbacks(execute=False):
         run = hosted_run_create(

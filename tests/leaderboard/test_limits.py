@@ -2,10 +2,11 @@
 
 import pytest
 
-from leaderboard.evaluations import RunSpec, run_create
-from leaderboard.limits import limits_for, parallel_slots_free, provider_key, rate_acquire
 from leaderboard.models import Episode, ProviderWindow, Run
-from leaderboard.services import model_entry_upsert
+from leaderboard.selectors import limits_for, parallel_slots_free, provider_key
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.limits import rate_acquire
+from leaderboard.services.runs import RunSpec, run_create
 
 pytestmark = pytest.mark.django_db
 

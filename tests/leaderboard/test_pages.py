@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.services import reference_results_load
+from leaderboard.services.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db

@@ -3,9 +3,9 @@
 import pytest
 from django.contrib.auth.models import User
 
-from leaderboard.evaluations import RunSpec, run_create
 from leaderboard.models import Episode, Run
-from leaderboard.services import model_entry_upsert
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.runs import RunSpec, run_create
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ def test_a_finished_run_offers_its_bundle_which_verifies(
 ):
     from evaluation.bundle import read_bundle
     from evaluation.verify import verify_bundle
-    from leaderboard.evaluations import episode_evaluate, run_start
+    from leaderboard.services.runs import episode_evaluate, run_start
 
     entry = model_entry_upsert(name="Oracle", kind="baseline")
     with django_capture_on_commit_callbacks(execute=False):

@@ -9,10 +9,10 @@ from evaluation.bundle import episode_results, read_bundle
 from evaluation.metrics import METRICS, TRACKS, score_json
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_page
-from leaderboard.services import (
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.imports import (
     REFERENCE_FIXTURE,
     BundleRejected,
-    model_entry_upsert,
     reference_results_load,
     run_import_bundle,
 )

@@ -4,10 +4,11 @@ from typing import Any
 
 import pytest
 
-from leaderboard.evaluations import baseline_runs_ensure, runs_retired_fail
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
 from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_page
-from leaderboard.services import benchmark_current, reference_results_load
+from leaderboard.services.entries import benchmark_current
+from leaderboard.services.imports import reference_results_load
+from leaderboard.services.runs import baseline_runs_ensure, runs_retired_fail
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db

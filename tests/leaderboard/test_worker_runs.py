@@ -61,8 +61,8 @@ def test_a_duplicated_task_does_nothing(worker, capsys):
 
 
 def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatch):
-    from leaderboard.evaluations import RunSpec, run_create
-    from leaderboard.services import model_entry_upsert
+    from leaderboard.services.entries import model_entry_upsert
+    from leaderboard.services.runs import RunSpec, run_create
 
     fast_recovery = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "1"}
     monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
@@ -99,8 +99,8 @@ def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatc
 
 
 def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled():
-    from leaderboard.evaluations import RunSpec, run_cancel, run_create
-    from leaderboard.services import model_entry_upsert
+    from leaderboard.services.entries import model_entry_upsert
+    from leaderboard.services.runs import RunSpec, run_cancel, run_create
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
     with FakeOpenAI() as fake:
@@ -237,8 +237,8 @@ def test_runs_complete_with_a_redis_broker(redis_url):
 
 
 def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
-    from leaderboard.evaluations import RunSpec, run_create
-    from leaderboard.services import model_entry_upsert
+    from leaderboard.services.entries import model_entry_upsert
+    from leaderboard.services.runs import RunSpec, run_create
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
     with FakeOpenAI() as fake:

@@ -11,10 +11,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.metrics import score_json
 from evaluation.prompts import LEVELS
-from leaderboard.evaluations import RunSpec, run_create
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import run_progress, run_results
-from leaderboard.services import model_entry_upsert
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.runs import RunSpec, run_create
 
 BASELINE_NAMES = {"random": "Random", "oracle": "Oracle", "mirror-confused": "Mirror-confused"}
 FINAL = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.CANCELLED)

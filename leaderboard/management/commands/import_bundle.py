@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.bundle import BundleError, read_bundle
 from leaderboard.models import ModelEntry, Run
-from leaderboard.services import BundleRejected, model_entry_upsert, run_import_bundle
+from leaderboard.services.entries import model_entry_upsert
+from leaderboard.services.imports import BundleRejected, run_import_bundle
 
 
 class Command(BaseCommand):

@@ -7,8 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from leaderboard.frames import episode_cells, episode_frames_render
 from leaderboard.models import Episode
+from leaderboard.selectors import episode_cells
+from leaderboard.services.frames import episode_frames_render
 
 
 class Command(BaseCommand):

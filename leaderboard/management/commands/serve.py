@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from leaderboard.evaluations import baseline_runs_ensure
+from leaderboard.services.runs import baseline_runs_ensure
 from mirrorbench_site.celery import worker_command
 
 

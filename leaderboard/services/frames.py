@@ -1,9 +1,4 @@
-"""Frames of stored episodes, kept through Django's storage API (local files or S3).
-
-Keys are content addresses from the simulator's ``frame_key``: a frame that exists is never
-rendered or stored twice, across all runs and models. Each frame is kept as a lossless PNG
-(what models saw) and a smaller WebP (for the replay viewer).
-"""
+"""Writes: rendered frames, content-addressed PNG + WebP in Django storage (local or S3)."""
 
 from __future__ import annotations
 
@@ -16,24 +11,13 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from PIL import Image
 
-from leaderboard.models import Episode, Step
+from leaderboard.models import Episode
+from leaderboard.selectors import episode_cells, frame_exists, frame_path
 from simulation.catalogue import Scene, get_scene
 from simulation.dynamics import Vec3
 from simulation.render import Renderer, frame_key, renderer_version
 
 WEBP_QUALITY = 80
-
-
-def frame_path(key: str, extension: str) -> str:
-    """Return the storage path of a frame: ``frames/ab/<key>.<ext>`` (sharded by prefix)."""
-    return f"frames/{key[:2]}/{key}.{extension}"
-
-
-def frame_exists(key: str) -> bool:
-    """Return whether both files of a frame are stored."""
-    return default_storage.exists(frame_path(key, "png")) and default_storage.exists(
-        frame_path(key, "webp")
-    )
 
 
 def frame_store(*, key: str, png: bytes) -> bool:
@@ -50,15 +34,6 @@ def frame_store(*, key: str, png: bytes) -> bool:
         if not default_storage.exists(path):
             default_storage.save(path, ContentFile(data))
     return True
-
-
-def episode_cells(episode: Episode) -> list[Vec3]:
-    """Return every hand cell an episode showed: the start, then the cell after each step."""
-    cells: list[Vec3] = [(0, 0, 0)]
-    for step in Step.objects.filter(episode=episode).order_by("index").only("hand_cell"):
-        x, y, z = step.hand_cell
-        cells.append((x, y, z))
-    return cells
 
 
 @dataclass
@@ -130,17 +105,3 @@ def episode_frames_render(
         size=size,
         make_renderer=make_renderer,
     )
-
-
-def run_scene_cells(*, run_id: int) -> dict[str, list[Vec3]]:
-    """Return, for each scene of a run, every hand cell its episodes showed (two queries)."""
-    cells: dict[str, list[Vec3]] = {}
-    scene_of = dict(Episode.objects.filter(run_id=run_id).values_list("pk", "scene__scene_id"))
-    for scene_id in scene_of.values():
-        cells.setdefault(scene_id, [(0, 0, 0)])
-    for episode_id, cell in Step.objects.filter(episode__run_id=run_id).values_list(
-        "episode_id", "hand_cell"
-    ):
-        x, y, z = cell
-        cells[scene_of[episode_id]].append((x, y, z))
-    return cells

@@ -1,8 +1,8 @@
-"""Writes for runs evaluated on the server: create, start, claim, step, finish, cancel, recover.
+"""Writes: runs evaluated here, from creation to their last episode.
 
-Every transition is a conditional update that goes on only if exactly one row changed, so a
-duplicated or redelivered task does nothing. Steps are stored as they happen; an episode whose
-task died is handed to a new task, which continues from the last stored step.
+A run goes pending -> running -> completed (or cancelled, or failed); every transition is a
+conditional update, so a duplicated task does nothing. Episodes are claimed with a token, their
+steps stored as they happen, and an interrupted episode is taken over when its task goes silent.
 """
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from evaluation.agents import ModelAgent
@@ -32,21 +31,29 @@ from evaluation.registry import (
 from evaluation.runner import FrameSource, run_episode
 from leaderboard import secrets as secrets_box
 from leaderboard.endpoints import EndpointRefused, endpoint_check
-from leaderboard.frames import frame_store
-from leaderboard.limits import RateLimitedClient, limits_for, parallel_slots_free, provider_key
-from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
-from leaderboard.selectors import run_header
-from leaderboard.services import benchmark_current, run_list_if_complete, run_scores_refresh
+from leaderboard.models import (
+    Episode,
+    ModelEntry,
+    Run,
+    RunSecret,
+    Step,
+)
+from leaderboard.selectors import (
+    limits_for,
+    parallel_slots_free,
+    provider_key,
+    run_header,
+    stale_after,
+)
+from leaderboard.services.entries import benchmark_current, model_entry_upsert
+from leaderboard.services.frames import frame_store
+from leaderboard.services.limits import RateLimitedClient
+from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)
-
-
-def stale_after() -> timedelta:
-    """Silence after which a running episode's task counts as dead (MIRRORBENCH_EPISODE_STALE_S)."""
-    return timedelta(seconds=settings.MIRRORBENCH_EPISODE_STALE_S)
 
 
 class EpisodeLost(Exception):
@@ -359,34 +366,6 @@ def run_cancel(*, run: Run) -> bool:
     return cancelled == 1
 
 
-def episodes_stale(*, now: Any = None) -> list[int]:
-    """Return the episodes to queue again because their task is gone.
-
-    Running episodes whose task went silent, and the pending episodes of running runs where
-    nothing has happened for as long: a broker without redelivery (the embedded one) loses the
-    messages a killed worker had taken. Queuing an episode twice is harmless (claims).
-    """
-    now = now or timezone.now()
-    cutoff = now - stale_after()
-    silent = Episode.objects.filter(
-        status=Episode.Status.RUNNING,
-        heartbeat__lt=cutoff,
-        run__status=Run.Status.RUNNING,
-        run__benchmark__name=BENCHMARK_VERSION,
-    ).values_list("pk", flat=True)
-    idle_runs = (
-        Run.objects.filter(
-            status=Run.Status.RUNNING, started__lt=cutoff, benchmark__name=BENCHMARK_VERSION
-        )
-        .annotate(last_beat=Max("episodes__heartbeat"))
-        .filter(Q(last_beat__lt=cutoff) | Q(last_beat__isnull=True))
-    )
-    forgotten = Episode.objects.filter(
-        status=Episode.Status.PENDING, run__in=idle_runs
-    ).values_list("pk", flat=True)
-    return sorted({*silent, *forgotten})
-
-
 BASELINE_AGENTS = {"random": "Random", "oracle": "Oracle"}
 
 
@@ -398,7 +377,6 @@ def baseline_runs_ensure() -> list[Run]:
     browsable; unfinished ones are failed first (``runs_retired_fail``).
     """
     runs_retired_fail()
-    from leaderboard.services import model_entry_upsert
 
     created = []
     for agent, name in BASELINE_AGENTS.items():
@@ -418,7 +396,6 @@ def baseline_runs_ensure() -> list[Run]:
 
 def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
     """Create a hosted run from validated form or API data (see HostedEvaluationForm)."""
-    from leaderboard.services import model_entry_upsert
 
     name = data.get("entry_name") or data["model"]
     entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
