@@ -29,6 +29,7 @@ PORT ?= 8000
 WORKER_CONCURRENCY ?= 4
 
 run: install
+	$(BIN)/python manage.py prepare_data_dir
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_reference_results
 	@test -f $(DATA_DIR)/gallery/index.html || $(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)

@@ -13,7 +13,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
-from django.http import QueryDict
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
@@ -25,8 +25,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.metrics import METRICS, TRACKS
+from evaluation.prompts import LEVELS
+from evaluation.registry import PROVIDERS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
-from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
+from leaderboard.forms import LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 from leaderboard.selectors import (
     TABLES,
@@ -37,6 +39,7 @@ from leaderboard.selectors import (
     run_list,
     tracks_page,
 )
+from leaderboard.services.errors import FieldError
 from leaderboard.services.runs import hosted_run_create
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
@@ -554,9 +557,44 @@ class CanEvaluate(BasePermission):
 
 
 class EvaluationCreateApi(APIView):
-    """Start a hosted run of an API model (same fields as the /evaluate/ form)."""
+    """Start a hosted run of an API model (the fields of the /evaluate/ form, as JSON)."""
 
     permission_classes = [CanEvaluate]
+
+    class InputSerializer(serializers.Serializer):
+        provider = serializers.ChoiceField(choices=list(PROVIDERS.items()))
+        base_url = serializers.URLField(
+            required=False, allow_blank=True, max_length=500, help_text="API base URL."
+        )
+        model = serializers.CharField(max_length=200, help_text="Model name at the provider.")
+        entry_name = serializers.CharField(
+            max_length=200,
+            required=False,
+            allow_blank=True,
+            help_text="Leaderboard name (default: the model name).",
+        )
+        kind = serializers.ChoiceField(
+            choices=[ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS]
+        )
+        params_b = serializers.FloatField(
+            required=False, allow_null=True, min_value=0, help_text="Parameters in billions."
+        )
+        api_key = serializers.CharField(
+            max_length=500, write_only=True, help_text="Encrypted at rest, erased at the end."
+        )
+        levels = serializers.ListField(
+            child=serializers.ChoiceField(choices=list(LEVELS)),
+            allow_empty=False,
+            max_length=len(LEVELS),
+            default=list(LEVELS),
+        )
+        scenes = serializers.ChoiceField(choices=["all", "human", "robot"], default="all")
+        private = serializers.BooleanField(default=False)
+
+        def validate_levels(self, value: list[int]) -> list[int]:
+            if len(set(value)) != len(value):
+                raise serializers.ValidationError("each level at most once")
+            return sorted(value)
 
     class OutputSerializer(serializers.Serializer):
         run = serializers.IntegerField()
@@ -564,41 +602,19 @@ class EvaluationCreateApi(APIView):
         episodes = serializers.IntegerField()
         url = serializers.CharField()
 
-    @extend_schema(
-        request={"application/json": {"type": "object"}},
-        responses={201: OutputSerializer, 400: FIELD_ERRORS},
-    )
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: FIELD_ERRORS})
     def post(self, request: Request) -> Response:
-        data = request.data
-        if isinstance(data, list):
-            raise ValidationError({"non_field_errors": ["expected a JSON object"]})
-        form = HostedEvaluationForm(
-            data=data if isinstance(data, QueryDict) else _as_querydict(data)
-        )
-        if not form.is_valid():
-            raise ValidationError(_form_errors(form))
+        """Queue a hosted run; the key is used by the workers and then erased."""
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
         try:
-            run = hosted_run_create(user=request.user, data=form.cleaned_data)
-        except ValueError as exc:
-            field, _, message = str(exc).partition(": ")
-            raise ValidationError({field: [message]}) from None
+            run = hosted_run_create(user=request.user, data=data.validated_data)
+        except FieldError as exc:
+            raise ValidationError({exc.field: [exc.message]}) from None
         out = {
             "run": run.pk,
             "status": run.status,
             "episodes": run.episodes_expected,
-            "url": f"/runs/{run.pk}/",
+            "url": reverse("leaderboard:run", kwargs={"run_id": run.pk}),
         }
         return Response(self.OutputSerializer(out).data, status=201)
-
-
-def _as_querydict(data: Mapping[str, Any]) -> QueryDict:
-    """Turn JSON into form data (lists become repeated keys, as a form post sends them)."""
-    query = QueryDict(mutable=True)
-    for key, value in data.items():
-        if isinstance(value, list):
-            query.setlist(key, [str(v) for v in value])
-        elif isinstance(value, bool):
-            query[key] = "on" if value else ""
-        elif value is not None:
-            query[key] = str(value)
-    return query

@@ -307,6 +307,23 @@ def run_tables(run: Run) -> list[dict[str, Any]]:
     return tables
 
 
+def run_owned(*, run_id: int, user: Any) -> Run:
+    """Return the run ``run_id`` if ``user`` owns it (Run.DoesNotExist otherwise)."""
+    if not getattr(user, "is_authenticated", False):
+        raise Run.DoesNotExist(f"no run {run_id} of yours")
+    return Run.objects.get(pk=run_id, owner_id=user.pk)
+
+
+def run_avg_by_level(*, run: Run) -> dict[str, float | None]:
+    """Return the overall AVG of each level over the episodes finished so far."""
+    from evaluation.metrics import score_json
+
+    scores = score_json(run_results(run=run))
+    return {
+        level: (table.get("overall") or {}).get("avg") for level, table in scores["levels"].items()
+    }
+
+
 def run_visible(*, run_id: int, user: Any) -> Run:
     """Return a run that ``user`` may see: a public run, or their own private one."""
     visible = Q(visibility=Run.Visibility.PUBLIC)

@@ -9,23 +9,26 @@ import json
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evaluation.metrics import METRICS, TRACKS, score_json
+from evaluation.metrics import METRICS, TRACKS
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
     SCORE_COLUMNS,
     leaderboard_table,
     model_entry_detail,
+    run_avg_by_level,
     run_bundle,
     run_episodes,
+    run_owned,
     run_progress,
-    run_results,
     run_tables,
     run_visible,
     tracks_page,
 )
+from leaderboard.services.errors import FieldError
 from leaderboard.services.runs import hosted_run_create, run_cancel
 from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
 
@@ -58,7 +61,9 @@ def _csv_bad_request(form: LeaderboardQueryForm) -> HttpResponse:
 
 
 def _csv_url(table: str) -> str:
-    return "/leaderboard/overall.csv" if table == "overall" else f"/leaderboard/level-{table}.csv"
+    if table == "overall":
+        return reverse("leaderboard:overall-csv")
+    return reverse("leaderboard:level-csv", kwargs={"table": table})
 
 
 def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpResponse:
@@ -171,7 +176,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "episodes": episodes,
-        "avg_by_level": _avg_by_level(run),
+        "avg_by_level": run_avg_by_level(run=run),
         "active": run.status in ACTIVE,
         "can_cancel": run.status in ACTIVE
         and request.user.is_authenticated
@@ -186,23 +191,16 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
         run = run_visible(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
-    return JsonResponse({**run_progress(run=run), "avg_by_level": _avg_by_level(run)})
-
-
-def _avg_by_level(run: Run) -> dict[str, float | None]:
-    """The overall AVG of each level over the episodes finished so far."""
-    scores = score_json(run_results(run=run))
-    return {
-        level: (table.get("overall") or {}).get("avg") for level, table in scores["levels"].items()
-    }
+    return JsonResponse({**run_progress(run=run), "avg_by_level": run_avg_by_level(run=run)})
 
 
 @require_POST
 @login_required
 def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = Run.objects.filter(pk=run_id, owner_id=request.user.pk).first()
-    if run is None:
-        raise Http404(f"no run {run_id} of yours")
+    try:
+        run = run_owned(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} of yours") from None
     run_cancel(run=run)
     return redirect("leaderboard:run", run_id=run_id)
 
@@ -218,9 +216,8 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             run = hosted_run_create(user=request.user, data=form.cleaned_data)
-        except ValueError as exc:
-            field, _, message = str(exc).partition(": ")
-            form.add_error(field if field in form.fields else None, message or str(exc))
+        except FieldError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             return redirect("leaderboard:run", run_id=run.pk)
     status = 400 if request.method == "POST" else 200

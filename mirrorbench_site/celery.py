@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from celery import Celery
 
@@ -14,18 +15,25 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 
 @app.on_configure.connect
 def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
-    """Point the filesystem transport at folders in the data directory and create them."""
+    """Point the filesystem transport at folders in the data directory and create them.
+
+    Runs when the app is first configured (a worker starting, a task queued), never on
+    reading the settings. Beat's schedule file goes to the data directory too.
+    """
     from django.conf import settings
 
+    Path(settings.CELERY_BEAT_SCHEDULE_FILENAME).parent.mkdir(parents=True, exist_ok=True)
     if not str(settings.CELERY_BROKER_URL).startswith("filesystem://"):
         return
-    folder = settings.CELERY_BROKER_DIR
-    for sub in ("queue", "processed"):
+    folder = Path(settings.CELERY_BROKER_DIR)
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     sender.conf.broker_transport_options = {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
+        # The exchange-to-queue bindings; kombu's default is control/ in the current directory.
+        "control_folder": str(folder / "control"),
         "store_processed": False,
         # The default polls once a second: a worker would then take at most one task a second.
         "polling_interval": 0.05,

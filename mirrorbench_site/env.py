@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+
+import dj_database_url
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -40,15 +42,18 @@ def envbool(name: str, default: bool) -> bool:
     )
 
 
-def envint(name: str, default: int) -> int:
-    """Return an integer."""
+def envint(name: str, default: int, *, minimum: int | None = None) -> int:
+    """Return an integer, no smaller than ``minimum`` when one is given."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ImproperlyConfiguredEnv(f"{name}={raw!r}: expected an integer") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfiguredEnv(f"{name}={raw!r}: expected an integer >= {minimum}")
+    return value
 
 
 def envjson(name: str, default: dict[str, Any]) -> dict[str, Any]:
@@ -80,25 +85,26 @@ def data_dir(base_dir: Path) -> Path:
     return path.resolve()
 
 
-def database_from_url(url: str) -> dict[str, Any]:
-    """Return a Django DATABASES entry for ``postgres://user:password@host:port/name`` (or
-    ``postgresql://``; ``?sslmode=require`` and other query parameters become options)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql"):
-        raise ImproperlyConfiguredEnv(
-            f"DATABASE_URL: expected postgres://user:password@host:port/name, got scheme "
-            f"{parts.scheme!r}"
-        )
-    name = unquote(parts.path.lstrip("/"))
-    if not name:
-        raise ImproperlyConfiguredEnv("DATABASE_URL: the database name is missing")
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": name,
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname or "",
-        "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": 60,
-        "OPTIONS": dict(parse_qsl(parts.query)),
-    }
+def envdatabase(name: str, default: dict[str, Any]) -> dict[str, Any]:
+    """Return a Django ``DATABASES`` entry for a PostgreSQL URL, or ``default`` when unset.
+
+    The URL is ``postgres://user:password@host:port/name`` (or ``postgresql://``), parsed by
+    dj-database-url; query parameters such as ``?sslmode=require`` become connection options.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    # Messages never echo the URL back: it may hold a password.
+    expected = "expected postgres://user:password@host:port/name"
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", raw)
+    if scheme is None:
+        raise ImproperlyConfiguredEnv(f"{name}: {expected}, got no scheme")
+    if scheme[1].lower() not in ("postgres", "postgresql"):
+        raise ImproperlyConfiguredEnv(f"{name}: {expected}, got scheme {scheme[1]!r}")
+    try:
+        entry = dict(dj_database_url.parse(raw, conn_max_age=60))
+    except ValueError as exc:
+        raise ImproperlyConfiguredEnv(f"{name}: {expected} ({exc})") from None
+    if not entry.get("NAME"):
+        raise ImproperlyConfiguredEnv(f"{name}: {expected}; the database name is missing")
+    return entry

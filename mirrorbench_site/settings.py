@@ -2,17 +2,23 @@
 
 The defaults give the embedded set-up: SQLite and local files under the data directory, a
 broker that needs no server. Nothing secret has a committed default.
+
+Reading the settings writes nothing: ``manage.py prepare_data_dir`` (run by ``make run``)
+creates the data directory and its secret key, and the Celery app creates its broker folders.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from mirrorbench_site.env import (
     data_dir,
-    database_from_url,
     envbool,
+    envdatabase,
     envint,
     envjson,
     envlist,
@@ -21,19 +27,31 @@ from mirrorbench_site.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir(BASE_DIR)
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# Written by `manage.py prepare_data_dir` when missing; read here when DJANGO_SECRET_KEY is unset.
+MIRRORBENCH_SECRET_KEY_FILE = DATA_DIR / "secret_key"
 
 
 def _secret_key() -> str:
-    """Return DJANGO_SECRET_KEY, or a key generated once and kept in the data directory."""
+    """Return DJANGO_SECRET_KEY, else the data directory's key file, else a throwaway key.
+
+    The throwaway key is random and is exported as DJANGO_SECRET_KEY to the processes this one
+    starts: the web server's processes and the worker must sign and encrypt with one key.
+    """
     key = envstr("DJANGO_SECRET_KEY", "")
     if key:
         return key
-    path = DATA_DIR / "secret_key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    path = MIRRORBENCH_SECRET_KEY_FILE
+    if path.is_file():
+        key = path.read_text().strip()
+        if not key:
+            raise ImproperlyConfigured(
+                f"{path} is empty: delete it and run `manage.py prepare_data_dir`, "
+                "or set DJANGO_SECRET_KEY"
+            )
+        return key
+    key = secrets.token_urlsafe(50)
+    os.environ["DJANGO_SECRET_KEY"] = key
+    return key
 
 
 SECRET_KEY = _secret_key()
@@ -56,7 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "mirrorbench_site.static.StaticFilesMiddleware",  # WhiteNoise
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -99,8 +117,7 @@ DATABASES = {
     }
 }
 # PostgreSQL when DATABASE_URL is set (several web processes and workers on many machines).
-if envstr("DATABASE_URL", ""):
-    DATABASES["default"] = database_from_url(envstr("DATABASE_URL", ""))
+DATABASES["default"] = envdatabase("DATABASE_URL", DATABASES["default"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -115,7 +132,8 @@ LOGIN_REDIRECT_URL = "/"
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)
+# Hashed, compressed static files, once `collectstatic` has filled STATIC_ROOT.
+MIRRORBENCH_MANIFEST_STATIC = envbool("MIRRORBENCH_MANIFEST_STATIC", False)
 # Frames and other media: local files under the data directory, or an S3 bucket (AWS or any
 # S3-compatible server) when MIRRORBENCH_S3_BUCKET is set. Credentials come from the usual
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables (boto3 reads them), never from here.
@@ -139,7 +157,7 @@ STORAGES = {
     "default": _media_storage,
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if envbool("MIRRORBENCH_MANIFEST_STATIC", False)
+        if MIRRORBENCH_MANIFEST_STATIC
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
@@ -209,6 +227,25 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.episodes_requeue_stale": {"queue": "models"},
     "leaderboard.tasks.run_render_frames": {"queue": "render"},
     "leaderboard.tasks.scene_render_frames": {"queue": "render"},
+}
+# Time limits per queue, in seconds: a soft limit raises SoftTimeLimitExceeded in the task
+# (a cut-off episode stays running and the stale-episode check hands it to a new task), the
+# hard limit, a minute later, ends the process running it. Only pools that can interrupt a task
+# enforce them (prefork, gevent, eventlet); the threads pool ignores them. 0 turns them off.
+MIRRORBENCH_EPISODE_TIME_LIMIT_S = envint("MIRRORBENCH_EPISODE_TIME_LIMIT_S", 3600, minimum=0)
+MIRRORBENCH_RENDER_TIME_LIMIT_S = envint("MIRRORBENCH_RENDER_TIME_LIMIT_S", 1800, minimum=0)
+_TIME_LIMIT_GRACE_S = 60
+_time_limits = {
+    "models": MIRRORBENCH_EPISODE_TIME_LIMIT_S,
+    "render": MIRRORBENCH_RENDER_TIME_LIMIT_S,
+}
+CELERY_TASK_ANNOTATIONS = {
+    task: {
+        "soft_time_limit": _time_limits[route["queue"]],
+        "time_limit": _time_limits[route["queue"]] + _TIME_LIMIT_GRACE_S,
+    }
+    for task, route in CELERY_TASK_ROUTES.items()
+    if _time_limits[route["queue"]]
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {

@@ -46,6 +46,7 @@ from leaderboard.selectors import (
     stale_after,
 )
 from leaderboard.services.entries import benchmark_current, model_entry_upsert
+from leaderboard.services.errors import FieldError
 from leaderboard.services.frames import frame_store
 from leaderboard.services.limits import RateLimitedClient
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
@@ -104,26 +105,26 @@ def run_create(
     """Create a pending run with one pending episode per (scene, level); queue its start.
 
     ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
-    workers use their environment's key. Raises ValueError (naming the field) for an unknown
-    agent, scene or level, or a base URL the server will not call.
+    workers use their environment's key. Raises FieldError for an unknown agent, scene or
+    level, or a base URL the server will not call.
     """
     if spec.base_url and api_key is not None:
         try:
             endpoint_check(spec.base_url)
         except EndpointRefused as exc:
-            raise ValueError(f"base_url: {exc}") from None
+            raise FieldError("base_url", str(exc)) from None
     try:
         agent_spec_check(spec.agent)
     except AgentSpecError as exc:
-        raise ValueError(f"agent: {exc}") from None
+        raise FieldError("agent", str(exc)) from None
     if not spec.levels or any(level not in LEVELS for level in spec.levels):
-        raise ValueError(f"levels: expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
+        raise FieldError("levels", f"expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
     try:
         scenes = select_scenes(spec.scenes)
     except KeyError as exc:
-        raise ValueError(f"scenes: {exc}") from None
+        raise FieldError("scenes", str(exc)) from None
     if not scenes:
-        raise ValueError("scenes: selected no scene")
+        raise FieldError("scenes", "selected no scene")
     benchmark = benchmark_current()
     rows = {s.scene_id: s for s in benchmark.scenes.all()}
     run = Run.objects.create(
@@ -395,7 +396,10 @@ def baseline_runs_ensure() -> list[Run]:
 
 
 def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
-    """Create a hosted run from validated form or API data (see HostedEvaluationForm)."""
+    """Create a hosted run from validated form or API data (see HostedEvaluationForm).
+
+    Raises FieldError, naming the field, for input the form cannot check alone.
+    """
 
     name = data.get("entry_name") or data["model"]
     entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(

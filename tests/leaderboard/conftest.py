@@ -1,10 +1,56 @@
-"""Shared leaderboard fixtures: real bundles written once per session."""
+"""Shared leaderboard fixtures: the named users, seeded factories, real bundles written once.
+
+The users are the ones every permission test talks about (healthchecks' ``hc/test.py`` has
+alice, bob and charlie):
+
+- ``alice`` owns runs and may start hosted ones (``leaderboard.add_run``);
+- ``bob`` may start hosted runs too, but does not own alice's;
+- ``charlie`` is a signed-in outsider without any permission;
+- ``moderator`` is staff with every ``leaderboard.change_*`` permission (the admin).
+"""
 
 from pathlib import Path
 
+import factory.random
 import pytest
+from django.contrib.auth.models import Permission
 
-from tests.leaderboard.factories import make_bundle
+from tests.leaderboard.factories import UserFactory, make_bundle
+
+
+@pytest.fixture(autouse=True)
+def _seeded_factories():
+    """The factories' fuzzy values and fake names are the same on every run."""
+    factory.random.reseed_random("mirrorbench")
+
+
+@pytest.fixture
+def alice(db):
+    """The owner: she starts hosted runs and owns them."""
+    return UserFactory(username="alice", permissions=["leaderboard.add_run"])
+
+
+@pytest.fixture
+def bob(db):
+    """A collaborator: he may start hosted runs as alice may, but her runs are not his."""
+    return UserFactory(username="bob", permissions=["leaderboard.add_run"])
+
+
+@pytest.fixture
+def charlie(db):
+    """An outsider: signed in, without any permission."""
+    return UserFactory(username="charlie")
+
+
+@pytest.fixture
+def moderator(db):
+    """Staff who may change every leaderboard row through the admin (not a superuser)."""
+    change = Permission.objects.filter(
+        content_type__app_label="leaderboard", codename__startswith="change_"
+    ).values_list("codename", flat=True)
+    return UserFactory(
+        username="moderator", is_staff=True, permissions=[f"leaderboard.{c}" for c in change]
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,18 @@
-"""Test data: real bundles from the engine, imported through the project's services."""
+"""Test data: varied rows from factory_boy, and real bundles imported through the services.
+
+The factories' randomness is an input: ``tests/leaderboard/conftest.py`` reseeds it for every
+test, so a test sees the same "varied" rows on every run.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import factory
+from django.contrib.auth.models import Permission, User
+from django.utils.text import slugify
+from factory import fuzzy
+from factory.django import DjangoModelFactory
 
 from evaluation.agents import MirrorConfusedAgent, OracleAgent, RandomAgent
 from evaluation.bundle import read_bundle
@@ -11,6 +21,49 @@ from leaderboard.models import ModelEntry, Run
 from leaderboard.services.entries import model_entry_upsert
 from leaderboard.services.imports import run_import_bundle
 from simulation.catalogue import select_scenes
+
+
+class UserFactory(DjangoModelFactory):
+    """A user who can sign in with the password ``pw``; ``permissions`` names those granted,
+    as ``app_label.codename``: ``UserFactory(permissions=["leaderboard.add_run"])``."""
+
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
+    first_name = factory.Faker("first_name")
+    password = factory.django.Password("pw")
+
+    @factory.post_generation
+    def permissions(self, create: bool, extracted: list[str] | None, **kwargs: object) -> None:
+        if not create or not extracted:
+            return
+        for name in extracted:
+            app_label, codename = name.split(".")
+            self.user_permissions.add(
+                Permission.objects.get(content_type__app_label=app_label, codename=codename)
+            )
+
+
+class ModelEntryFactory(DjangoModelFactory):
+    """A model on the leaderboard: a proprietary or open-weights one unless ``kind`` is given;
+    open-weights models have a parameter count, as on the paper's tables."""
+
+    class Meta:
+        model = ModelEntry
+
+    name = factory.Sequence(lambda n: f"Model {n}")
+    slug = factory.LazyAttribute(lambda entry: slugify(entry.name))
+    organisation = factory.Faker("company")
+    kind = fuzzy.FuzzyChoice([ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS])
+    params_b = factory.Maybe(
+        factory.LazyAttribute(lambda entry: entry.kind == ModelEntry.Kind.OPEN_WEIGHTS),
+        yes_declaration=fuzzy.FuzzyChoice([1.5, 3.0, 7.0, 8.0, 32.0, 72.0, 235.0]),
+        no_declaration=None,
+    )
+
 
 AGENTS = {
     "random": lambda: RandomAgent(0),

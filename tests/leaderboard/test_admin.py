@@ -1,7 +1,6 @@
-"""The admin works for a moderator on every leaderboard model."""
+"""The admin works for a moderator on every leaderboard model, and for nobody else."""
 
 import pytest
-from django.contrib.auth.models import User
 
 from leaderboard.models import Episode, Run
 from leaderboard.services.imports import reference_results_load
@@ -10,31 +9,36 @@ from tests.leaderboard.factories import import_run
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def moderator(client):
-    user = User.objects.create_superuser("moderator", "mod@example.org", "pw-for-tests")
-    client.force_login(user)
-    return user
-
-
 @pytest.mark.parametrize(
     "model", ["modelentry", "benchmarkversion", "scene", "run", "episode", "step", "runscore"]
 )
-def test_every_model_has_a_working_admin_list(client, moderator, bundles, model):
+def test_every_model_has_a_working_admin_list_for_a_moderator(client, moderator, bundles, model):
     reference_results_load()
     import_run(bundles["oracle"], "Oracle", kind="baseline")
+    client.force_login(moderator)
     response = client.get(f"/admin/leaderboard/{model}/")
     assert response.status_code == 200
 
 
 def test_a_moderator_can_open_a_run_and_an_episode(client, moderator, bundles):
     run = import_run(bundles["oracle"], "Oracle", kind="baseline")
+    client.force_login(moderator)
     assert client.get(f"/admin/leaderboard/run/{run.pk}/change/").status_code == 200
     episode = Episode.objects.filter(run=run).first()
     assert client.get(f"/admin/leaderboard/episode/{episode.pk}/change/").status_code == 200
 
 
-def test_outsiders_cannot_reach_the_admin(client):
+def test_visitors_and_signed_in_outsiders_cannot_reach_the_admin(client, charlie):
     response = client.get("/admin/leaderboard/run/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
-    assert Run.objects.count() == 0
+    client.force_login(charlie)
+    response = client.get("/admin/leaderboard/run/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_a_run_owner_who_is_not_staff_cannot_reach_the_admin(client, alice, bundles):
+    run = import_run(bundles["oracle"], "Oracle", kind="baseline")
+    Run.objects.filter(pk=run.pk).update(owner=alice)
+    client.force_login(alice)
+    response = client.get(f"/admin/leaderboard/run/{run.pk}/change/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]

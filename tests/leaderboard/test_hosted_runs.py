@@ -1,7 +1,10 @@
-"""Hosted runs: the form and the API, permissions, encrypted keys, refused endpoints."""
+"""Hosted runs: the form and the API, permissions, encrypted keys, refused endpoints.
+
+Alice and bob may start hosted runs (``leaderboard.add_run``); charlie, an outsider, may not
+(the users are in ``tests/leaderboard/conftest.py``).
+"""
 
 import pytest
-from django.contrib.auth.models import Permission, User
 
 from leaderboard.models import Run, RunSecret
 from leaderboard.secrets import decrypt
@@ -27,20 +30,6 @@ def public_dns(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
-@pytest.fixture
-def alice(client):
-    """A user allowed to start hosted runs."""
-    user = User.objects.create_user("alice", password="pw")
-    user.user_permissions.add(Permission.objects.get(codename="add_run"))
-    return user
-
-
-@pytest.fixture
-def charlie():
-    """A signed-in outsider without the permission."""
-    return User.objects.create_user("charlie", password="pw")
-
-
 def form_data(**changes):
     data = {
         "provider": "openai",
@@ -54,10 +43,13 @@ def form_data(**changes):
     return {**data, **changes}
 
 
-def test_the_form_needs_a_signed_in_user_with_permission(client, charlie):
+def test_the_form_needs_a_signed_in_user_with_permission(client, alice, bob, charlie):
     assert client.get("/evaluate/").status_code == 302
     client.force_login(charlie)
     assert client.get("/evaluate/").status_code == 403
+    for allowed in (alice, bob):
+        client.force_login(allowed)
+        assert client.get("/evaluate/").status_code == 200, allowed
 
 
 def test_a_hosted_run_is_created_with_its_key_encrypted(

@@ -2,11 +2,11 @@
 
 import pytest
 
-from leaderboard.models import Episode, ProviderWindow, Run
+from leaderboard.models import Episode, ModelEntry, ProviderWindow, Run
 from leaderboard.selectors import limits_for, parallel_slots_free, provider_key
-from leaderboard.services.entries import model_entry_upsert
 from leaderboard.services.limits import rate_acquire
 from leaderboard.services.runs import RunSpec, run_create
+from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def test_limits_are_looked_up_for_the_endpoint_then_the_provider(settings):
 
 def test_a_full_parallel_cap_holds_back_more_episodes(settings, django_capture_on_commit_callbacks):
     settings.MIRRORBENCH_PROVIDER_LIMITS = {"openai": {"parallel": 2}}
-    entry = model_entry_upsert(name="m", kind="proprietary")
+    entry = ModelEntryFactory(kind=ModelEntry.Kind.PROPRIETARY)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry, spec=RunSpec(agent="openai:m", scenes="robot", levels=(0,))

@@ -36,7 +36,8 @@ def test_a_run_completes_on_postgresql_with_a_worker(tmp_path):
         pytest.skip(f"no PostgreSQL server could be started: {exc}")
     env = {
         **os.environ,
-        "DATABASE_URL": url,
+        # Query parameters reach psycopg as connection options (dj-database-url).
+        "DATABASE_URL": f"{url}?application_name=mirrorbench-tests",
         "MIRRORBENCH_DATA_DIR": str(tmp_path),
         "DJANGO_SETTINGS_MODULE": "mirrorbench_site.settings",
     }
@@ -76,9 +77,14 @@ def test_a_run_completes_on_postgresql_with_a_worker(tmp_path):
         assert result["status"] == "completed" and result["episodes"] == 18
         assert result["metrics"]["levels"]["1"]["robot"]["avg"] == 1.0
         vendor = manage(
-            env, "shell", "-c", "from django.db import connection; print(connection.vendor)"
+            env,
+            "shell",
+            "-c",
+            "from django.db import connection; cursor = connection.cursor(); "
+            "cursor.execute('SHOW application_name'); "
+            "print(connection.vendor, cursor.fetchone()[0])",
         )
-        assert vendor.strip().splitlines()[-1] == "postgresql"
+        assert vendor.strip().splitlines()[-1] == "postgresql mirrorbench-tests"
     finally:
         if worker is not None:
             worker.terminate()

@@ -1,28 +1,18 @@
 """The run page of a server run: progress, its JSON, cancelling, who sees what."""
 
 import pytest
-from django.contrib.auth.models import User
 
-from leaderboard.models import Episode, Run
-from leaderboard.services.entries import model_entry_upsert
+from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.services.runs import RunSpec, run_create
+from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def alice():
-    return User.objects.create_user("alice", password="alice-pw")
-
-
-@pytest.fixture
-def bob():
-    return User.objects.create_user("bob", password="bob-pw")
-
-
-@pytest.fixture
 def running_run(alice, django_capture_on_commit_callbacks):
-    entry = model_entry_upsert(name="Oracle", kind="baseline")
+    """Alice's run of the oracle, one episode done."""
+    entry = ModelEntryFactory(name="Oracle", kind=ModelEntry.Kind.BASELINE)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry,
@@ -52,12 +42,16 @@ def test_the_progress_json_counts_episodes_steps_and_bad_responses(client, runni
     assert set(data) >= {"steps", "bad", "episodes_error", "eta_s", "input_tokens", "avg_by_level"}
 
 
-def test_only_the_owner_sees_the_cancel_button_and_can_cancel(client, running_run, alice, bob):
+def test_only_the_owner_sees_the_cancel_button_and_can_cancel(
+    client, running_run, alice, bob, charlie, moderator
+):
     assert "Cancel this run" not in client.get(f"/runs/{running_run.pk}/").content.decode()
-    client.force_login(bob)
-    assert "Cancel this run" not in client.get(f"/runs/{running_run.pk}/").content.decode()
-    assert client.post(f"/runs/{running_run.pk}/cancel/").status_code == 404
-    assert Run.objects.get(pk=running_run.pk).status == "running"
+    # A collaborator who may start runs, an outsider and a moderator: none of them owns it.
+    for other in (bob, charlie, moderator):
+        client.force_login(other)
+        assert "Cancel this run" not in client.get(f"/runs/{running_run.pk}/").content.decode()
+        assert client.post(f"/runs/{running_run.pk}/cancel/").status_code == 404, other
+        assert Run.objects.get(pk=running_run.pk).status == "running"
     client.force_login(alice)
     assert "Cancel this run" in client.get(f"/runs/{running_run.pk}/").content.decode()
     response = client.post(f"/runs/{running_run.pk}/cancel/")
@@ -71,12 +65,17 @@ def test_cancelling_needs_a_signed_in_post(client, running_run):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_a_private_run_is_seen_by_its_owner_only(client, running_run, alice, bob):
+def test_a_private_run_is_seen_by_its_owner_only(
+    client, running_run, alice, bob, charlie, moderator
+):
     Run.objects.filter(pk=running_run.pk).update(visibility=Run.Visibility.PRIVATE)
     assert client.get(f"/runs/{running_run.pk}/").status_code == 404
     assert client.get(f"/runs/{running_run.pk}/progress.json").status_code == 404
-    client.force_login(bob)
-    assert client.get(f"/runs/{running_run.pk}/").status_code == 404
+    # A collaborator with the same permission as alice, an outsider, a moderator (on the site).
+    for other in (bob, charlie, moderator):
+        client.force_login(other)
+        assert client.get(f"/runs/{running_run.pk}/").status_code == 404, other
+        assert client.get(f"/runs/{running_run.pk}/progress.json").status_code == 404, other
     client.force_login(alice)
     assert client.get(f"/runs/{running_run.pk}/").status_code == 200
 
@@ -88,7 +87,7 @@ def test_a_finished_run_offers_its_bundle_which_verifies(
     from evaluation.verify import verify_bundle
     from leaderboard.services.runs import episode_evaluate, run_start
 
-    entry = model_entry_upsert(name="Oracle", kind="baseline")
+    entry = ModelEntryFactory(name="Oracle", kind=ModelEntry.Kind.BASELINE)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry, spec=RunSpec(agent="oracle", scenes="robot", levels=(2,))
@@ -136,7 +135,7 @@ def test_a_hosted_run_bundle_downloads_without_any_provider_key(
     from leaderboard.models import Step
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    entry = model_entry_upsert(name="Some model", kind="proprietary")
+    entry = ModelEntryFactory(kind=ModelEntry.Kind.PROPRIETARY)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry,

@@ -9,7 +9,7 @@ from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_
 from leaderboard.services.entries import benchmark_current
 from leaderboard.services.imports import reference_results_load
 from leaderboard.services.runs import baseline_runs_ensure, runs_retired_fail
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import ModelEntryFactory, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +106,7 @@ def test_run_and_model_pages_label_a_v1_run(client, bundles):
 
 def test_baselines_are_queued_again_under_v2_when_only_v1_ones_exist(bundles, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    entry = ModelEntry.objects.create(name="Random", slug="random", kind="baseline")
+    entry = ModelEntryFactory(name="Random", kind=ModelEntry.Kind.BASELINE)
     old = import_run(bundles["random"], "Random")
     as_v1(old)
     assert old.model_entry == entry
@@ -119,7 +119,7 @@ def test_baselines_are_queued_again_under_v2_when_only_v1_ones_exist(bundles, se
 
 
 def test_unfinished_runs_of_a_retired_version_are_failed_with_a_reason(bundles):
-    entry = ModelEntry.objects.create(name="M", slug="m", kind="open-weights")
+    entry = ModelEntryFactory()
     pending = Run.objects.create(
         model_entry=entry, benchmark=v1(), source="evaluated", status=Run.Status.PENDING
     )

@@ -8,16 +8,23 @@ from django.core.management import call_command
 
 from evaluation.bundle import read_bundle
 from evaluation.verify import verify_bundle
-from leaderboard.models import Episode, Run, Step
+from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.selectors import LeaderboardFilters, leaderboard_table
-from tests.leaderboard.workers import start_worker, stop_worker
+from tests.leaderboard.factories import ModelEntryFactory
+from tests.leaderboard.workers import Results, start_worker, stop_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture
-def worker():
-    process = start_worker()
+def results(tmp_path):
+    """What the tasks of a worker started with ``results.env`` returned."""
+    return Results(tmp_path / "results")
+
+
+@pytest.fixture
+def worker(results):
+    process = start_worker(extra_env=results.env)
     yield process
     stop_worker(process)
 
@@ -44,18 +51,18 @@ def test_a_random_run_completes_on_a_worker_and_lands_on_the_leaderboard(worker,
     assert verify_bundle(read_bundle(out)) == []
 
 
-def test_a_duplicated_task_does_nothing(worker, capsys):
+def test_a_duplicated_task_does_nothing(worker, results, capsys):
     from leaderboard.tasks import episode_evaluate, run_start
 
     result = evaluate(capsys, "--agent", "oracle", "--scenes", "robot", "--levels", "1")
     run = Run.objects.get(pk=result["run"])
     steps = Step.objects.filter(episode__run=run).count()
     episode = Episode.objects.filter(run=run).first()
-    episode_evaluate.delay(episode.pk).get(timeout=60) if False else episode_evaluate.delay(
-        episode.pk
-    )
-    run_start.delay(run.pk)
-    time.sleep(3)
+    # The worker runs both duplicates to their end: the finished episode is not claimed again,
+    # and the completed run is not started again, so it queues no episode.
+    assert results.of(episode_evaluate.delay(episode.pk)) == "claimed-elsewhere"
+    assert results.of(run_start.delay(run.pk)) == 0
+    assert Episode.objects.get(pk=episode.pk).attempts == episode.attempts == 1
     assert Step.objects.filter(episode__run=run).count() == steps
     assert Run.objects.get(pk=run.pk).status == "completed"
 
@@ -98,16 +105,26 @@ def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatc
         assert episode.steps_taken >= interrupted[episode.pk]
 
 
-def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled():
-    from leaderboard.services.entries import model_entry_upsert
+def running(run: Run) -> set[int]:
+    return set(Episode.objects.filter(run=run, status="running").values_list("pk", flat=True))
+
+
+def unfinished(episodes: set[int]) -> int:
+    return Episode.objects.filter(pk__in=episodes, status="running").count()
+
+
+def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled(
+    results,
+):
     from leaderboard.services.runs import RunSpec, run_cancel, run_create
+    from leaderboard.tasks import episode_evaluate
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
     with FakeOpenAI() as fake:
         fake.enqueue(*[Scripted(200, delay_s=0.15)] * 2000)
-        worker = start_worker()
+        worker = start_worker(extra_env=results.env)
         try:
-            entry = model_entry_upsert(name="fake-vl", kind="open-weights")
+            entry = ModelEntryFactory(kind=ModelEntry.Kind.OPEN_WEIGHTS)
             spec = RunSpec(agent="openai:fake-vl", base_url=fake.base_url, image_size=32)
             run = run_create(model_entry=entry, spec=spec)
             deadline = time.monotonic() + 120
@@ -118,14 +135,38 @@ def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_canc
             assert step.response.endswith("Choice: [2]") and step.option == 2
             assert step.input_tokens is not None and step.frame_key
             assert run_cancel(run=Run.objects.get(pk=run.pk))
-            time.sleep(2)  # requests in flight finish; nothing new starts
-            settled = Step.objects.filter(episode__run=run).count()
-            time.sleep(2)
-            assert Step.objects.filter(episode__run=run).count() == settled
-            assert Run.objects.get(pk=run.pk).status == "cancelled"
-            assert len(fake.requests) <= settled + 2
+            # A step is stored only while its run is running: what is stored now is final.
+            stored = Step.objects.filter(episode__run=run).count()
+            held = running(run)
+            assert held, "no episode was in flight when the run was cancelled"
+            # The tasks in flight stop at their next step: each reports its episode lost (one
+            # that had just taken its last step may still complete it).
+            deadline = time.monotonic() + 60
+            while results.returned().count("lost") < unfinished(held):
+                assert time.monotonic() < deadline, (
+                    f"{unfinished(held)} episodes held at the cancel are unfinished, and the "
+                    f"tasks returned {sorted(map(str, results.returned()))}"
+                )
+                time.sleep(0.2)
+            # A task queued after the cancel comes back refused; by then the worker has taken
+            # every episode task queued before it, and each found the run cancelled.
+            pending = Episode.objects.filter(run=run, status="pending").first()
+            last = episode_evaluate.delay(pending.pk)
+            deadline = time.monotonic() + 120
+            while not results.done(last):
+                started = running(run) - held
+                assert not started, f"episodes {sorted(started)} were claimed after the cancel"
+                assert time.monotonic() < deadline, "the worker did not reach the last task"
+                time.sleep(0.2)
+            assert results.of(last) == "claimed-elsewhere"
         finally:
             stop_worker(worker)
+    # Nothing new started: no episode was claimed after the cancel, no step stored, and the
+    # only requests beyond the stored steps are the one each task in flight was waiting on.
+    assert running(run) <= held
+    assert Step.objects.filter(episode__run=run).count() == stored
+    assert len(fake.requests) <= stored + len(held)
+    assert Run.objects.get(pk=run.pk).status == "cancelled"
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""A real Celery worker in a subprocess, sharing the test database and broker."""
+"""A real Celery worker in a subprocess, sharing the test database and broker, and what its
+tasks returned."""
 
 from __future__ import annotations
 
@@ -7,11 +8,61 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
+from celery.backends.filesystem import FilesystemBackend
+from celery.exceptions import TimeoutError as CeleryTimeoutError
+from celery.result import AsyncResult
 from django.conf import settings
 from django.db import connection
+from kombu.exceptions import DecodeError
 
-from mirrorbench_site.celery import worker_command
+from mirrorbench_site.celery import app, worker_command
+
+TASK_META = "celery-task-meta-"
+
+
+class Results:
+    """Celery's file result backend in a folder: a worker started with ``env`` stores there
+    what each of its tasks returned, and the test reads it back.
+
+    The site runs without a result backend; this one is how a test learns that a task has
+    run, and with what outcome, instead of waiting and hoping it has.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.env = {"CELERY_RESULT_BACKEND": f"file://{folder}"}
+        self.backend = FilesystemBackend(app=app, url=self.env["CELERY_RESULT_BACKEND"])
+
+    def of(self, task: AsyncResult, *, timeout: float = 120) -> Any:
+        """Wait until the worker has run ``task``; return what it returned."""
+        try:
+            return self._stored(task).get(timeout=timeout)
+        except CeleryTimeoutError:
+            raise AssertionError(f"the worker did not run {task.id} in {timeout} s") from None
+
+    def done(self, task: AsyncResult) -> bool:
+        """Whether the worker has run ``task`` to its end."""
+        return self._stored(task).ready()
+
+    def _stored(self, task: AsyncResult) -> AsyncResult:
+        return AsyncResult(task.id, backend=self.backend, app=app)
+
+    def returned(self) -> list[Any]:
+        """What every task finished so far returned (a result being written is left out)."""
+        values = []
+        for path in self.folder.iterdir():
+            if not path.name.startswith(TASK_META):
+                continue
+            try:
+                meta = self.backend.get_task_meta(path.name.removeprefix(TASK_META), cache=False)
+            except DecodeError:
+                continue  # caught half-written: read again on the next look
+            if meta["status"] == "SUCCESS":
+                values.append(meta["result"])
+        return values
 
 
 def start_worker(

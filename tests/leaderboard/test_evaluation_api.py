@@ -1,0 +1,85 @@
+"""POST /api/evaluations/: a DRF input serializer; every bad body is a 400 naming the field."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from leaderboard.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def evaluator(client):
+    user = User.objects.create_user("eve", password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="add_run"))
+    client.force_login(user)
+    return user
+
+
+def body(**changes):
+    data = {
+        "provider": "openai",
+        "model": "gpt-4o",
+        "kind": "proprietary",
+        "api_key": "sk-test",
+        "levels": [0, 2],
+        "scenes": "robot",
+    }
+    return {**data, **changes}
+
+
+def post(client, data):
+    return client.post("/api/evaluations/", data, content_type="application/json")
+
+
+@pytest.mark.parametrize("raw", ["42", '"text"', "null", "[1, 2]", "true"])
+def test_a_body_that_is_not_a_json_object_is_a_400(client, evaluator, raw):
+    response = client.post("/api/evaluations/", raw, content_type="application/json")
+    assert response.status_code == 400
+    assert Run.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"provider": "llama"}, "provider"),
+        ({"levels": [9]}, "levels"),
+        ({"levels": []}, "levels"),
+        ({"levels": [1, 1]}, "levels"),
+        ({"scenes": "everything"}, "scenes"),
+        ({"kind": "human"}, "kind"),
+        ({"params_b": -1}, "params_b"),
+        ({"model": "x" * 201}, "model"),
+        ({"base_url": "not a url"}, "base_url"),
+        ({"api_key": None}, "api_key"),
+    ],
+)
+def test_each_bad_field_is_named_and_nothing_is_written(client, evaluator, changes, field):
+    response = post(client, body(**changes))
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert Run.objects.count() == 0
+
+
+def test_a_refused_endpoint_is_a_field_error_from_the_service(client, evaluator, settings):
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = False
+    response = post(client, body(base_url="http://127.0.0.1:9/v1"))
+    assert response.status_code == 400
+    assert list(response.json()) == ["base_url"]
+    assert Run.objects.count() == 0
+
+
+def test_a_good_body_queues_a_run_and_links_to_its_page(
+    client, evaluator, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        response = post(client, body(levels=["3", 1]))
+    assert response.status_code == 201, response.content
+    run = Run.objects.get()
+    assert response.json() == {
+        "run": run.pk,
+        "status": "pending",
+        "episodes": 36,
+        "url": f"/runs/{run.pk}/",
+    }
+    assert run.spec["levels"] == [1, 3]
