@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,6 +34,7 @@ from evaluation.bundle import (
 )
 from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
+from evaluation.progress import RunProgress
 from evaluation.prompts import HistoryEntry
 from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
@@ -292,56 +293,6 @@ def run_episode(
 
 
 @dataclass
-class Progress:
-    """Counts shown by the progress line."""
-
-    total: int
-    done: int = 0
-    errors: int = 0
-    steps: int = 0
-    bad: int = 0
-    started: float = field(default_factory=time.monotonic)
-    stream: TextIO | None = None
-    interval_s: float = 0.2
-    """Least time between two redraws on a terminal; elsewhere a line every 10 seconds."""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _shown: float = 0.0
-
-    def step(self, record: dict[str, Any]) -> None:
-        with self._lock:
-            self.steps += 1
-            self.bad += record["option"] is None
-
-    def episode(self, record: dict[str, Any]) -> None:
-        with self._lock:
-            self.done += 1
-            self.errors += record["status"] == ERROR
-            self.show()
-
-    def show(self) -> None:
-        if self.stream is None:
-            return
-        tty = self.stream.isatty()
-        now = time.monotonic()
-        last = self.done == self.total
-        if not last and now - self._shown < (self.interval_s if tty else 10.0):
-            return
-        self._shown = now
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        width = 24
-        filled = int(width * self.done / self.total) if self.total else width
-        self.stream.write(
-            f"{chr(13) if tty else ''}[{'#' * filled}{'.' * (width - filled)}] "
-            f"{self.done}/{self.total} episodes | {self.steps} steps | {self.bad} bad responses | "
-            f"{self.errors} errors | ETA {int(eta // 60)}m{int(eta % 60):02d}s "
-        )
-        if last or not tty:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-@dataclass
 class RunResult:
     """What a run did: the bundle path and the counts."""
 
@@ -392,7 +343,7 @@ def run(
         keep = [e for e in previous.episodes if e.get("status") == COMPLETED]
     done = {(e["scene_id"], e["level"]) for e in keep}
     todo = [(s, level) for level in levels for s in scenes if (s.id, level) not in done]
-    progress = Progress(total=len(todo), stream=progress_stream)
+    progress = RunProgress(len(todo), progress_stream)
     frames = FrameSource(image_size, make_renderer) if probe.needs_images else None
     started = time.monotonic()
 
@@ -404,7 +355,7 @@ def run(
             seed=seed,
             frames=frames,
             image_size=image_size,
-            on_step=progress.step,
+            on_step=lambda step: progress.step(bad=step["option"] is None),
         )
 
     pool = ThreadPoolExecutor(workers)
@@ -414,13 +365,14 @@ def run(
             for future in as_completed(futures):
                 record = future.result()
                 writer.append(record)
-                progress.episode(record)
+                progress.episode(error=record["status"] == ERROR)
     except BaseException:
         # A crash or Ctrl-C: start nothing new; the bundle holds every finished episode.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True)
+        progress.close()
     return RunResult(out, len(todo), len(keep), progress.errors, time.monotonic() - started)
 
 

@@ -80,11 +80,17 @@ class LeaderboardTable:
             rows.append({**info, "cells": cells})
         return rows
 
-    def csv(self) -> str:
-        """Return the table as CSV, numbers with 3 decimals, as on the page."""
-        frame = self.frame[CSV_COLUMNS].copy()
-        frame["params_b"] = frame["params_b"].map(lambda v: "" if _missing(v) else f"{v:g}")
-        return frame.to_csv(index=False, float_format="%.3f", lineterminator="\n")
+    def csv_rows(self) -> list[list[Any]]:
+        """Return the rows of the CSV download (columns ``CSV_COLUMNS``): parameter counts as
+        written (``7``, ``0.5``), everything else as its value."""
+        rows = []
+        for record in self.frame[CSV_COLUMNS].to_dict("records"):
+            params = record["params_b"]
+            record["params_b"] = "" if _missing(params) else f"{params:g}"
+            rank = record["rank"]
+            record["rank"] = None if _missing(rank) else int(rank)
+            rows.append([record[column] for column in CSV_COLUMNS])
+        return rows
 
 
 def _count(value: Any) -> int | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from django.contrib.auth.decorators import login_required, permission_required
@@ -13,9 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS
+from leaderboard.exports import csv_response
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
+    CSV_COLUMNS,
     SCORE_COLUMNS,
     leaderboard_table,
     model_entry_detail,
@@ -107,9 +107,7 @@ def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpRespons
         return _csv_bad_request(form)
     board = leaderboard_table(table=table, filters=form.filters())
     name = "overall" if table == "overall" else f"level-{table}"
-    response = HttpResponse(board.csv(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="mirrorbench-{name}.csv"'
-    return response
+    return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, board.csv_rows())
 
 
 def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...], str]:
@@ -142,17 +140,11 @@ def tracks_csv(request: HttpRequest) -> HttpResponse:
     if form.errors:
         return _csv_bad_request(form)
     page = tracks_page(sources=sources, version=version)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["level", "human", "robot", "overall"])
+    rows = []
     for level in ("0", "1", "2", "3", "avg"):
         cells = page.table_iii.get(level) or {}
-        writer.writerow(
-            [level, *(f"{v:.3f}" if (v := cells.get(t)) is not None else "" for t in TRACKS)]
-        )
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="mirrorbench-tracks.csv"'
-    return response
+        rows.append([level, *(cells.get(track) for track in TRACKS)])
+    return csv_response("mirrorbench-tracks.csv", ["level", *TRACKS], rows)
 
 
 def model_page(request: HttpRequest, slug: str) -> HttpResponse:

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.metrics import score_json
+from evaluation.progress import RunProgress
 from evaluation.prompts import LEVELS
 from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import run_progress, run_results
@@ -98,26 +99,20 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result))
 
     def _follow(self, run: Run, timeout: float | None) -> Run:
+        """Show the run's progress (a tqdm bar on stderr) until it ends or ``timeout`` passes."""
         started = time.monotonic()
-        tty = sys.stderr.isatty()
-        last = ""
-        while True:
-            run.refresh_from_db()
-            p = run_progress(run=run)
-            done, total = p["episodes_done"], p["episodes_total"]
-            elapsed = time.monotonic() - started
-            eta = elapsed / done * (total - done) if done else 0
-            line = (
-                f"run {run.pk} {run.status}: {done}/{total} episodes | {p['steps']} steps | "
-                f"{p['bad']} bad responses | {p['episodes_error']} errors | ETA {eta:.0f}s"
-            )
-            if line != last and (tty or run.status in FINAL or int(elapsed) % 10 == 0):
-                self.stderr.write(("\r" if tty else "") + line, ending="" if tty else "\n")
-                last = line
-            if run.status in FINAL:
-                if tty:
-                    self.stderr.write("")
-                return run
-            if timeout is not None and elapsed > timeout:
-                raise CommandError(f"run {run.pk} still {run.status} after {timeout:.0f} s")
-            time.sleep(0.5)
+        with RunProgress(run.episodes_expected, sys.stderr, desc=f"run {run.pk}") as bar:
+            while True:
+                run.refresh_from_db()
+                p = run_progress(run=run)
+                bar.set(
+                    done=p["episodes_done"],
+                    steps=p["steps"],
+                    bad=p["bad"],
+                    errors=p["episodes_error"],
+                )
+                if run.status in FINAL:
+                    return run
+                if timeout is not None and time.monotonic() - started > timeout:
+                    raise CommandError(f"run {run.pk} still {run.status} after {timeout:.0f} s")
+                time.sleep(0.5)
