@@ -1,8 +1,12 @@
 """A response cache: re-runs at temperature 0 cost nothing, and interrupted episodes replay.
 
-Replies are keyed by a hash of (provider, model, base URL, generation parameters, the full
-message content with each image replaced by its SHA-256). The cache is a SQLite file under the
-data directory, shared safely by the runner's threads.
+Replies are keyed by a hash of (scope, provider, model, base URL, generation parameters, the
+full message content with each image replaced by its SHA-256). The cache is a SQLite file under
+the data directory, shared safely by the runner's threads.
+
+The scope says whose answers may be reused: the site gives each user's hosted runs their own
+(``user:<id>``), so a run never completes from answers someone else paid for, with a key that
+may not even work. The CLI uses one scope, the empty one: the machine's owner is the only user.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ def request_key(
     base_url: str | None,
     params: GenerationParams,
     messages: list[Message],
+    scope: str = "",
 ) -> str:
-    """Return the cache key of a request."""
+    """Return the cache key of a request made on behalf of ``scope``."""
     content: list[Any] = []
     for message in messages:
         parts: list[Any] = []
@@ -43,6 +48,7 @@ def request_key(
                 parts.append({"image_sha256": hashlib.sha256(part.png).hexdigest()})
         content.append({"role": message.role, "parts": parts})
     payload = {
+        "scope": scope,
         "provider": provider,
         "model": model,
         "base_url": base_url or "",
@@ -88,8 +94,16 @@ class CachedClient:
     errors raise before anything is stored.
     """
 
-    def __init__(self, client: ModelClient, cache: ResponseCache, base_url: str | None = None):
+    def __init__(
+        self,
+        client: ModelClient,
+        cache: ResponseCache,
+        base_url: str | None = None,
+        *,
+        scope: str = "",
+    ) -> None:
         self.client = client
+        self.scope = scope
         self.cache = cache
         self.base_url = base_url
         self.provider = client.provider
@@ -97,7 +111,9 @@ class CachedClient:
         self.params = client.params
 
     def complete(self, messages: list[Message]) -> ModelReply:
-        key = request_key(self.provider, self.model, self.base_url, self.params, messages)
+        key = request_key(
+            self.provider, self.model, self.base_url, self.params, messages, scope=self.scope
+        )
         cached = self.cache.get(key)
         if cached is not None:
             cached.request = {**cached.request, "cached": True}

@@ -120,13 +120,14 @@ def make_agent_factory(
     image_history: int = 1,
     params: GenerationParams | None = None,
     cache: Any = None,
+    cache_scope: str = "",
     api_key: str | None = None,
     retry: Any = None,
 ) -> tuple[AgentFactory, dict[str, Any]]:
     """Return a factory of per-episode agents for ``spec`` and the bundle header's extras.
 
     Model agents share one client (built here: the SDK and the API key are needed now);
-    ``cache`` (a ResponseCache) wraps it.
+    ``cache`` (a ResponseCache) wraps it, reusing only answers stored under ``cache_scope``.
     """
     parsed = parse_agent_spec(spec)
     params = params or GenerationParams(seed=seed)
@@ -148,7 +149,7 @@ def make_agent_factory(
         spec, base_url=base_url, params=params, api_key=api_key, retry=retry
     )
     if cache is not None:
-        client = CachedClient(client, cache, base_url)
+        client = CachedClient(client, cache, base_url, scope=cache_scope)
     shared: ModelClient = client
 
     def model_agent() -> Agent:

@@ -33,6 +33,15 @@ class ModelEntry(models.Model):
     )
     links = models.JSONField(default=list, blank=True, help_text='[{"label": ..., "url": ...}]')
     description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="model_entries",
+        help_text="The user who created it for their runs; empty for entries the site manages "
+        "(the paper's rows, baselines, the human reference).",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -202,6 +202,10 @@ MIRRORBENCH_STALE_CHECK_S = envint("MIRRORBENCH_STALE_CHECK_S", 60)
 # when unset); base URLs on loopback or private networks are refused unless allowed.
 MIRRORBENCH_KEY_ENCRYPTION_KEY = envstr("MIRRORBENCH_KEY_ENCRYPTION_KEY", "")
 MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS", False)
+# Per-user caps on hosted runs (staff have none): runs pending or running at once, and
+# episodes started in any 24 hours (1056 = four full runs).
+MIRRORBENCH_MAX_ACTIVE_RUNS = envint("MIRRORBENCH_MAX_ACTIVE_RUNS", 2, minimum=0)
+MIRRORBENCH_MAX_EPISODES_PER_DAY = envint("MIRRORBENCH_MAX_EPISODES_PER_DAY", 1056, minimum=0)
 # Per-provider limits shared by all workers (JSON, see leaderboard.selectors.limits_for).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)

@@ -72,6 +72,22 @@ def model_entry_upsert(
     return entry
 
 
+def model_entry_create(
+    *, name: str, kind: str, owner: Any, params_b: float | None = None, organisation: str = ""
+) -> ModelEntry:
+    """Create a user's own entry ``name`` (the caller checked that no entry has that name)."""
+    if kind not in ModelEntry.Kind.values:
+        raise ValueError(f"kind must be one of {', '.join(ModelEntry.Kind.values)}, got {kind!r}")
+    return ModelEntry.objects.create(
+        name=name,
+        slug=_unique_slug(name),
+        kind=kind,
+        params_b=params_b,
+        organisation=organisation,
+        owner=owner,
+    )
+
+
 def _unique_slug(name: str) -> str:
     base = slugify(name) or "model"
     slug, n = base, 2

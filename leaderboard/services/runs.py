@@ -10,11 +10,13 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -45,7 +47,11 @@ from leaderboard.selectors import (
     run_header,
     stale_after,
 )
-from leaderboard.services.entries import benchmark_current, model_entry_upsert
+from leaderboard.services.entries import (
+    benchmark_current,
+    model_entry_create,
+    model_entry_upsert,
+)
 from leaderboard.services.errors import FieldError
 from leaderboard.services.frames import frame_store
 from leaderboard.services.limits import RateLimitedClient
@@ -273,6 +279,7 @@ def episode_evaluate(*, episode_id: int) -> str:
         image_history=spec["image_history"],
         params=params,
         cache=_response_cache(spec["agent"]),
+        cache_scope=cache_scope(episode.run),
         api_key=_api_key(episode.run_id),
         retry=RetryPolicy(
             max_attempts=settings.MIRRORBENCH_RETRY_ATTEMPTS,
@@ -317,6 +324,12 @@ def _queue_frames(run: Run) -> None:
 
     size = run.spec.get("image_size", DEFAULT_SIZE)
     transaction.on_commit(lambda: run_render_frames.delay(run.pk, size))
+
+
+def cache_scope(run: Run) -> str:
+    """Whose cached answers a run may reuse: its owner's (hosted runs), else the server's
+    (runs queued by an administrator with the workers' own keys)."""
+    return f"user:{run.owner_id}" if run.owner_id else "server"
 
 
 def _response_cache(agent: str) -> Any:
@@ -395,23 +408,91 @@ def baseline_runs_ensure() -> list[Run]:
     return created
 
 
+def _is_moderator(user: Any) -> bool:
+    return bool(user.is_staff and user.has_perm("leaderboard.change_modelentry"))
+
+
+def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
+    """Return the entry a hosted run goes to: the user's own entry of that name, or a new one.
+
+    Names are compared without case, so nobody's "random" sits beside the Random baseline.
+    Entries of other users and the site's own (the paper's rows, baselines, Human) are refused
+    by name; only moderators attach runs to an existing entry they do not own.
+    """
+    name = (data.get("entry_name") or data["model"]).strip()
+    if not name:
+        raise FieldError("entry_name", "expected a name with at least one visible character")
+    existing = ModelEntry.objects.filter(name__iexact=name).first()
+    if existing is None:
+        return model_entry_create(
+            name=name, kind=data["kind"], params_b=data.get("params_b"), owner=user
+        )
+    if existing.owner_id == user.pk or _is_moderator(user):
+        return existing
+    raise FieldError(
+        "entry_name",
+        f"{existing.name!r} is the name of an entry that is not yours; choose another name "
+        "(only moderators add runs to the site's entries and to other users' entries)",
+    )
+
+
+def _hosted_caps_check(*, user: Any, episodes: int) -> None:
+    """Refuse a hosted run over the user's caps (settings); staff have none.
+
+    Called with the user's row locked, so two submissions at once cannot both pass.
+    """
+    if user.is_staff:
+        return
+    active = Run.objects.filter(
+        owner=user, source=Run.Source.EVALUATED, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
+    ).count()
+    cap = settings.MIRRORBENCH_MAX_ACTIVE_RUNS
+    if active >= cap:
+        raise FieldError(
+            "non_field_errors",
+            f"you have {active} hosted runs pending or running, the most allowed at once is "
+            f"{cap}: wait for one to end or cancel one",
+        )
+    since = timezone.now() - timedelta(days=1)
+    today = Episode.objects.filter(
+        run__owner=user, run__source=Run.Source.EVALUATED, run__created__gte=since
+    ).count()
+    daily = settings.MIRRORBENCH_MAX_EPISODES_PER_DAY
+    if today + episodes > daily:
+        raise FieldError(
+            "non_field_errors",
+            f"this run has {episodes} episodes and you started {today} in the last 24 hours; "
+            f"the most allowed is {daily} a day: choose fewer levels or scenes, or wait",
+        )
+
+
 def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
     """Create a hosted run from validated form or API data (see HostedEvaluationForm).
 
-    Raises FieldError, naming the field, for input the form cannot check alone.
+    Raises FieldError, naming the field, for input the form cannot check alone: an entry name
+    that is not the user's, a run over the user's caps, a refused endpoint. Nothing is written
+    then.
     """
-
-    name = data.get("entry_name") or data["model"]
-    entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
-        name=name, kind=data["kind"], params_b=data.get("params_b")
-    )
     spec = RunSpec(
         agent=f"{data['provider']}:{data['model']}",
         levels=tuple(sorted(data["levels"])),
         scenes=data["scenes"],
         base_url=data.get("base_url") or None,
     )
+    try:
+        episodes = len(select_scenes(spec.scenes)) * len(spec.levels)
+    except KeyError as exc:
+        raise FieldError("scenes", str(exc)) from None
     visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC
-    return run_create(
-        model_entry=entry, spec=spec, owner=user, visibility=visibility, api_key=data["api_key"]
-    )
+    with transaction.atomic():
+        # One hosted submission at a time per user: the caps count what is committed.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        _hosted_caps_check(user=user, episodes=episodes)
+        entry = _hosted_entry(user=user, data=data)
+        return run_create(
+            model_entry=entry,
+            spec=spec,
+            owner=user,
+            visibility=visibility,
+            api_key=data["api_key"],
+        )
