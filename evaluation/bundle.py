@@ -8,14 +8,17 @@ documented in ``docs/bundle-format.md`` and ``evaluation/schemas/bundle-v1.schem
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import jsonschema_rs
 
@@ -108,17 +111,58 @@ def _validators() -> dict[str, jsonschema_rs.Draft202012Validator]:
 
 
 def schema_errors(record: dict[str, Any], kind: str) -> list[str]:
-    """Return a readable message per schema violation of a header or an episode record."""
-    errors = sorted(
-        _validators()[kind].iter_errors(record), key=lambda e: list(map(str, e.instance_path))
-    )
+    """Return a readable message per schema violation of a header or an episode record.
+
+    Each names the field as a JSON path (``steps/0/input_tokens``) and what was expected; a
+    long value is described rather than quoted.
+    """
+    validator = _validators()[kind]
+    if validator.is_valid(record):
+        return []
+    errors = sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.instance_path)))
     return [
-        f"{'/'.join(str(p) for p in e.instance_path) or '(record)'}: {e.message}" for e in errors
+        f"{'/'.join(str(p) for p in e.instance_path) or '(record)'}: {_error_message(e)}"
+        for e in errors
     ]
+
+
+_QUOTED_LIMIT = 80
+
+
+def _error_message(error: jsonschema_rs.ValidationError) -> str:
+    message: str = error.message
+    if len(message) <= 2 * _QUOTED_LIMIT:
+        return message
+    # jsonschema-rs starts a message with the offending value as JSON.
+    quoted = json.dumps(error.instance, separators=(",", ":"), ensure_ascii=False)
+    if len(quoted) > _QUOTED_LIMIT and message.startswith(quoted):
+        return _describe(error.instance) + message[len(quoted) :]
+    return message[:_QUOTED_LIMIT] + f"... ({len(message)} characters)"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters ({json.dumps(value[:20])[:-1]}...)"
+    if isinstance(value, list):
+        return f"an array of {len(value)} items"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} properties"
+    if isinstance(value, int):
+        digits = str(value)
+        return f"{digits[:20]}... ({len(digits.lstrip('-'))} digits)"
+    return repr(value)[:_QUOTED_LIMIT]
 
 
 class BundleError(ValueError):
     """A bundle that cannot be read at all (missing, empty, not JSON Lines, wrong version)."""
+
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line read, newline excluded: a full episode of long answers fits many times."""
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and objects in a line; a real record nests 6 deep."""
+MAX_EPISODE_LINES = 10_000
+"""The most episode lines read (the schema allows 1000 scenes x 4 levels in a selection)."""
 
 
 @dataclass
@@ -131,41 +175,232 @@ class Bundle:
     """File line of each episode record (1-based), for error messages."""
     truncated_tail: bool = False
     """The last line was cut off (an interrupted write); it was ignored."""
+    truncated_line: int | None = None
+    """The file line of the ignored last line, when ``truncated_tail``."""
 
 
 def read_bundle(path: Path) -> Bundle:
-    """Read a bundle; an unparsable last line (interrupted write) is ignored and flagged."""
+    """Read a bundle; an unparsable last line (interrupted write) is ignored and flagged.
+
+    Raise BundleError, naming the line, for anything that is not a bundle: a file that is not
+    UTF-8, a line over ``MAX_LINE_BYTES`` or nested deeper than ``MAX_DEPTH``, a line that is
+    not JSON or not a JSON object, a string the database cannot store (NUL, an unpaired
+    surrogate), a missing or unsupported header. What the records hold is left to ``verify``.
+    """
     try:
-        lines = path.read_text().splitlines()
+        handle = path.open("rb")
     except OSError as exc:
         raise BundleError(f"{path}: cannot read: {exc.strerror}") from None
-    if not lines:
-        raise BundleError(f"{path}: empty file, expected a header line")
-    try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError as exc:
-        raise BundleError(f"{path}:1: header is not JSON: {exc.msg}") from None
-    if not isinstance(header, dict) or header.get("type") != "header":
-        raise BundleError(f'{path}:1: the first line must be the header ("type": "header")')
-    if header.get("bundle_version") != BUNDLE_VERSION:
-        raise BundleError(
-            f"{path}:1: bundle_version {header.get('bundle_version')!r} is not supported "
-            f"(expected {BUNDLE_VERSION})"
-        )
-    bundle = Bundle(header)
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
+    with handle:
+        lines = _lines(handle, path)
+        first = next(lines, None)
+        if first is None:
+            raise BundleError(f"{path}: empty file, expected a header line")
+        _, line, _ = first
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines):
-                bundle.truncated_tail = True
-                break
-            raise BundleError(f"{path}:{number}: not JSON: {exc.msg}") from None
-        bundle.episodes.append(record)
-        bundle.line_numbers.append(number)
+            header = _parse(line)
+        except _NotJSON as exc:
+            raise BundleError(f"{path}: line 1: header is not JSON: {exc}") from None
+        except BundleError as exc:
+            raise BundleError(f"{path}: line 1: {exc}") from None
+        if not isinstance(header, dict) or header.get("type") != "header":
+            raise BundleError(
+                f'{path}: line 1: the first line must be the header ("type": "header")'
+            )
+        if header.get("bundle_version") != BUNDLE_VERSION:
+            raise BundleError(
+                f"{path}: line 1: bundle_version {header.get('bundle_version')!r} is not "
+                f"supported (expected {BUNDLE_VERSION})"
+            )
+        bundle = Bundle(header)
+        for number, line, last in lines:
+            if not line.strip():
+                continue
+            if len(bundle.episodes) == MAX_EPISODE_LINES:
+                raise BundleError(
+                    f"{path}: line {number}: more than {MAX_EPISODE_LINES} episode lines"
+                )
+            try:
+                record = _parse(line)
+            except _NotJSON as exc:
+                if last:
+                    bundle.truncated_tail = True
+                    bundle.truncated_line = number
+                    break
+                raise BundleError(f"{path}: line {number}: not JSON: {exc}") from None
+            except BundleError as exc:
+                raise BundleError(f"{path}: line {number}: {exc}") from None
+            if not isinstance(record, dict):
+                raise BundleError(
+                    f"{path}: line {number}: (record): {_json_kind(record)}, expected an "
+                    "episode record (a JSON object)"
+                )
+            bundle.episodes.append(record)
+            bundle.line_numbers.append(number)
     return bundle
+
+
+def _lines(handle: BinaryIO, path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield (line number, line, is the last line), refusing a line over the limit."""
+    number = 0
+    pending = handle.readline(MAX_LINE_BYTES + 1)
+    while pending:
+        number += 1
+        line = pending.removesuffix(b"\n")
+        if len(line) > MAX_LINE_BYTES:
+            raise BundleError(
+                f"{path}: line {number}: longer than the limit of {MAX_LINE_BYTES} bytes"
+            )
+        pending = handle.readline(MAX_LINE_BYTES + 1)
+        yield number, line, not pending
+
+
+class _NotJSON(ValueError):
+    """A line that the JSON parser refuses; the message says where and why."""
+
+
+_ESCAPE = re.compile(rb"\\.")
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_UNSTORABLE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _parse(line: bytes) -> Any:
+    """Return the JSON value of one line; raise _NotJSON, or BundleError for a refused line.
+
+    The nesting is measured before parsing, since the parser recurses (and so would the schema
+    validator); only a line with more brackets than ``MAX_DEPTH`` needs measuring. NaN,
+    Infinity and numbers beyond a float's range are not JSON; NUL characters and unpaired
+    surrogates cannot be stored: each is refused, naming its field.
+    """
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+        raise BundleError(
+            f"byte {_too_deep_at(line) + 1}: arrays and objects nest deeper than the limit "
+            f"of {MAX_DEPTH}"
+        )
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleError(
+            f"byte {exc.start + 1}: not UTF-8 (0x{line[exc.start]:02x}); a bundle is UTF-8 text"
+        ) from None
+    refused: list[_Refused] = []
+
+    def refuse(literal: str, why: str = "is not a JSON number (only finite ones are)") -> _Refused:
+        refused.append(_Refused(f"{literal[:40]} {why}"))
+        return refused[-1]
+
+    def number(digits: str) -> float | _Refused:
+        value = float(digits)
+        return value if math.isfinite(value) else refuse(digits, "is beyond the range of a float")
+
+    def integer(digits: str) -> int | _Refused:
+        try:
+            return int(digits)
+        except ValueError:
+            return refuse(f"{digits[:20]}...", f"({len(digits)} digits) is too long for any field")
+
+    try:
+        value = json.loads(text, parse_constant=refuse, parse_float=number)
+    except json.JSONDecodeError as exc:
+        raise _NotJSON(f"{exc.msg} (column {exc.colno})") from None
+    except ValueError:
+        # An integer too long for int() (sys.get_int_max_str_digits()); parsing every
+        # integer through a hook would double the time, so only this line is parsed again.
+        value = json.loads(text, parse_constant=refuse, parse_float=number, parse_int=integer)
+    except RecursionError:
+        raise BundleError(f"arrays and objects nest deeper than the limit of {MAX_DEPTH}") from None
+    if refused or _UNSTORABLE.search(line):
+        problem = _unstorable(value, "")
+        if problem:
+            raise BundleError(problem)
+    return value
+
+
+class _Refused:
+    """Stands for a number that is not JSON until its field is found."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _depth(line: bytes) -> int:
+    """Return how deep arrays and objects nest in ``line``, or some depth beyond ``MAX_DEPTH``.
+
+    Strings are left out, then the innermost empty pairs are removed round after round: a
+    balanced line takes as many rounds as it nests deep. Brackets that never pair (a line cut
+    off, or not JSON) count as one level each.
+    """
+    if b"\\" in line:
+        line = _ESCAPE.sub(b"", line)
+    # Quotes alternate between opening and closing once escapes are gone: dropping two
+    # adjacent ones keeps that, and what is left between odd and even quotes is in strings.
+    quoted = line.translate(None, _NOT_STRUCTURE).replace(b'""', b"").split(b'"')
+    brackets = b"".join(quoted[::2])
+    for rounds in range(MAX_DEPTH + 1):
+        paired = _EMPTY_PAIR.sub(b"", brackets)
+        if len(paired) == len(brackets):
+            return rounds + brackets.count(b"[") + brackets.count(b"{")
+        brackets = paired
+    return MAX_DEPTH + 1
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]')
+
+
+def _too_deep_at(line: bytes) -> int:
+    """Return the offset of the bracket that opens one level more than ``MAX_DEPTH``."""
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        first = token.group()[:1]
+        if first in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return token.start()
+        elif first in b"]}":
+            depth -= 1
+    return 0
+
+
+def _unstorable(value: Any, at: str) -> str | None:
+    """Return the first field holding a refused number, a NUL or a lone surrogate, and why."""
+    where = at or "(record)"
+    if isinstance(value, _Refused):
+        return f"{where}: {value.message}"
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{where}: the string holds a NUL character (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where}: the string holds an unpaired surrogate, not a Unicode character"
+        return None
+    items: Any = ()
+    if isinstance(value, list):
+        items = ((str(i), item) for i, item in enumerate(value))
+    elif isinstance(value, dict):
+        items = value.items()
+    for key, item in items:
+        path = f"{at}/{key}" if at else key
+        name = f"{at}/" if at else ""
+        problem = _unstorable(key, f"{name}{json.dumps(key)[1:41]} (a name)") or _unstorable(
+            item, path
+        )
+        if problem:
+            return problem
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, int | float):
+        return "a JSON number"
+    if isinstance(value, str):
+        return "a JSON string"
+    if isinstance(value, list):
+        return "a JSON array"
+    return "JSON null"
 
 
 METRIC_KEYS = ("tsr", "sir", "fcr", "pcr", "avg")

@@ -26,13 +26,15 @@ from simulation.versions import KNOWN_VERSIONS, unknown_version_message
 
 REFUSAL_PREFIX = "no answer: "
 _TOLERANCE = 1e-9
+MAX_ERRORS_PER_RECORD = 10
+"""Schema errors reported per record; a record that breaks more is wrong all over."""
 
 
 def verify_bundle(bundle: Bundle) -> list[str]:
     """Return one message per discrepancy; an empty list means the bundle is consistent."""
     problems: list[str] = []
     header = bundle.header
-    problems += [f"header: {message}" for message in schema_errors(header, "header")]
+    problems += _capped("header (line 1)", schema_errors(header, "header"))
     if problems:
         return problems
     version = header_benchmark_version(header)
@@ -54,7 +56,10 @@ def verify_bundle(bundle: Bundle) -> list[str]:
         where = f"line {line}"
         errors = schema_errors(record, "episode")
         if errors:
-            problems += [f"{where}: {message}" for message in errors]
+            problems += _capped(where, errors)
+            scene_id, level = record.get("scene_id"), record.get("level")
+            if isinstance(scene_id, str) and isinstance(level, int):
+                seen.setdefault((scene_id, level), line)  # broken, not missing as well
             continue
         key = (record["scene_id"], record["level"])
         where = f"line {line} ({record['scene_id']} L{record['level']})"
@@ -68,8 +73,19 @@ def verify_bundle(bundle: Bundle) -> list[str]:
     for scene_id, level in sorted(expected - set(seen)):
         problems.append(f"missing episode: {scene_id} L{level}")
     if bundle.truncated_tail:
-        problems.append("the last line is cut off (an interrupted write): run again with --resume")
+        problems.append(
+            f"line {bundle.truncated_line}: the last line is cut off (an interrupted write): "
+            "run again with --resume"
+        )
     return problems
+
+
+def _capped(where: str, errors: list[str]) -> list[str]:
+    """Return the first ``MAX_ERRORS_PER_RECORD`` schema errors of a record, and how many more."""
+    shown = [f"{where}: {message}" for message in errors[:MAX_ERRORS_PER_RECORD]]
+    if len(errors) > MAX_ERRORS_PER_RECORD:
+        shown.append(f"{where}: {len(errors) - MAX_ERRORS_PER_RECORD} more schema errors")
+    return shown
 
 
 def _check_episode(record: dict[str, Any]) -> list[str]:

@@ -84,7 +84,6 @@ class ImportedRun:
     episodes: int
 
 
-@transaction.atomic
 def run_import_bundle(
     *,
     model_entry: ModelEntry,
@@ -99,9 +98,65 @@ def run_import_bundle(
     Nothing is written when the bundle does not verify (BundleRejected). A complete public run
     is listed on the leaderboard in place of its model's older run from the same source.
     """
+    _verified(bundle)
+    with transaction.atomic():
+        return _run_store(
+            model_entry=model_entry,
+            bundle=bundle,
+            source=source,
+            owner=owner,
+            list_run=list_run,
+            with_steps=with_steps,
+        )
+
+
+def model_entry_import_bundle(
+    *,
+    name: str,
+    kind: str,
+    bundle: Bundle,
+    organisation: str = "",
+    params_b: float | None = None,
+    source: str = Run.Source.VERIFIED,
+) -> ImportedRun:
+    """Verify ``bundle`` and store it as a run of the model entry ``name``, created if new.
+
+    An existing entry is used as it is. The entry, the run, its episodes, steps and scores are
+    written in one transaction: a bundle that does not verify (BundleRejected) or an import
+    that fails part way leaves no row behind, not even a new model entry.
+    """
+    _verified(bundle)
+    with transaction.atomic():
+        entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
+            name=name, kind=kind, organisation=organisation, params_b=params_b
+        )
+        return _run_store(
+            model_entry=entry,
+            bundle=bundle,
+            source=source,
+            owner=None,
+            list_run=True,
+            with_steps=True,
+        )
+
+
+def _verified(bundle: Bundle) -> None:
+    # Verified before the transaction starts: replaying a bundle takes a while, and no write
+    # lock needs to be held meanwhile.
     problems = verify_bundle(bundle)
     if problems:
         raise BundleRejected(problems)
+
+
+def _run_store(
+    *,
+    model_entry: ModelEntry,
+    bundle: Bundle,
+    source: str,
+    owner: Any,
+    list_run: bool,
+    with_steps: bool,
+) -> ImportedRun:
     benchmark = benchmark_current()
     scenes = {s.scene_id: s for s in benchmark.scenes.all()}
     header = bundle.header

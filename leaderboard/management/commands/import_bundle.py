@@ -6,11 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from evaluation.bundle import BundleError, read_bundle
 from leaderboard.models import ModelEntry, Run
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.imports import BundleRejected, run_import_bundle
+from leaderboard.services.imports import BundleRejected, model_entry_import_bundle
+
+SHOWN_PROBLEMS = 20
+"""Problems quoted in the error; ``mirrorbench verify FILE`` lists every one."""
 
 
 class Command(BaseCommand):
@@ -27,27 +30,34 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        path = options["bundle"]
         try:
-            bundle = read_bundle(options["bundle"])
+            bundle = read_bundle(path)
+            imported = model_entry_import_bundle(
+                name=options["model"],
+                kind=options["kind"],
+                organisation=options["organisation"],
+                params_b=options["params_b"],
+                bundle=bundle,
+                source=options["source"],
+            )
         except BundleError as exc:
-            raise CommandError(str(exc)) from None
-        existing = ModelEntry.objects.filter(name=options["model"]).first()
-        entry = existing or model_entry_upsert(
-            name=options["model"],
-            kind=options["kind"],
-            organisation=options["organisation"],
-            params_b=options["params_b"],
-        )
-        try:
-            imported = run_import_bundle(model_entry=entry, bundle=bundle, source=options["source"])
+            raise CommandError(f"{exc}; nothing was imported") from None
         except BundleRejected as exc:
-            if existing is None:
-                entry.delete()
-            for problem in exc.problems:
-                self.stderr.write(problem)
+            shown = [f"{path}: {problem}" for problem in exc.problems[:SHOWN_PROBLEMS]]
+            more = len(exc.problems) - len(shown)
+            if more:
+                shown.append(f"... and {more} more (mirrorbench verify {path} lists them all)")
             raise CommandError(
-                f"{options['bundle']} does not verify; nothing was imported"
+                f"{path} does not verify ({len(exc.problems)} problems); nothing was imported:\n"
+                + "\n".join(shown)
             ) from None
+        except DatabaseError as exc:
+            # Whatever verifies fits the columns; this is a bug or a database outage.
+            raise CommandError(
+                f"{path}: the database refused the import ({exc}); nothing was imported"
+            ) from exc
         self.stdout.write(
-            f"Imported run {imported.run.pk} of {entry.name}: {imported.episodes} episodes"
+            f"Imported run {imported.run.pk} of {imported.run.model_entry.name}: "
+            f"{imported.episodes} episodes"
         )
