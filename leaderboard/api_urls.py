@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from leaderboard import apis
 
 urlpatterns = [
+    path("", apis.ApiIndex.as_view(), name="api-index"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("models/", apis.ModelListApi.as_view(), name="api-models"),

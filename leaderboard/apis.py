@@ -124,6 +124,61 @@ class EpisodeCountsSerializer(serializers.Serializer):
 # Models.
 
 
+class ApiIndex(APIView):
+    """The API's front door: every endpoint, what it does, and where the schema and docs are."""
+
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        method = serializers.CharField()
+        url = serializers.CharField()
+        description = serializers.CharField()
+
+    ENDPOINTS = [
+        (
+            "api-models",
+            "GET",
+            {},
+            "Model entries and their scores (filters: kind, organisation, q, params_min/max).",
+        ),
+        ("api-model", "GET", {"slug": "SLUG"}, "One model entry: its runs and level tables."),
+        (
+            "api-leaderboard",
+            "GET",
+            {"table": "overall"},
+            "A ranked table: overall (Table II) or 0, 1, 2, 3 (one level), with filters.",
+        ),
+        ("api-tracks", "GET", {}, "Table III: each level's AVG by track, averaged over models."),
+        ("api-runs", "GET", {}, "Public runs (filters: model, source, status, version)."),
+        ("api-run", "GET", {"run_id": 0}, "One public run: its spec, progress and scores."),
+        (
+            "api-episodes",
+            "GET",
+            {},
+            "Episodes of public runs (filters: run, level, scene, status).",
+        ),
+        ("api-episode", "GET", {"episode_id": 0}, "One episode with every step."),
+        (
+            "api-evaluations",
+            "POST",
+            {},
+            "Start a hosted run of an API model (signed in, with permission; throttled).",
+        ),
+        ("api-schema", "GET", {}, "The OpenAPI 3 schema of this API."),
+        ("api-docs", "GET", {}, "Interactive documentation (Swagger UI)."),
+    ]
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """List the endpoints (placeholders such as SLUG and 0 stand for real values)."""
+        rows = []
+        for name, method, kwargs, description in self.ENDPOINTS:
+            url = reverse(name, kwargs=kwargs or None)
+            url = url.replace("/0/", "/{id}/").replace("/SLUG/", "/{slug}/")
+            url = url.replace("/overall/", "/{table}/")
+            rows.append({"name": name, "method": method, "url": url, "description": description})
+        return Response(self.OutputSerializer(rows, many=True).data)
+
+
 class ModelListApi(generics.ListAPIView[ModelEntry]):
     """``/api/models/``: the model entries, by name."""
 
@@ -560,6 +615,7 @@ class EvaluationCreateApi(APIView):
     """Start a hosted run of an API model (the fields of the /evaluate/ form, as JSON)."""
 
     permission_classes = [CanEvaluate]
+    throttle_scope = "evaluations"
 
     class InputSerializer(serializers.Serializer):
         provider = serializers.ChoiceField(choices=list(PROVIDERS.items()))

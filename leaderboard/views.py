@@ -30,6 +30,7 @@ from leaderboard.selectors import (
 )
 from leaderboard.services.errors import FieldError
 from leaderboard.services.runs import hosted_run_create, run_cancel
+from leaderboard.throttles import throttled_post
 from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
 
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
@@ -188,6 +189,7 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
 
 @require_POST
 @login_required
+@throttled_post("cancels")
 def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         run = run_owned(run_id=run_id, user=request.user)
@@ -203,6 +205,7 @@ def about(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @permission_required("leaderboard.add_run", raise_exception=True)
+@throttled_post("evaluations")
 def evaluate_page(request: HttpRequest) -> HttpResponse:
     form = HostedEvaluationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -69,6 +70,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "rest_framework.authtoken",
+    "axes",
     "leaderboard",
 ]
 
@@ -81,6 +84,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in with the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "mirrorbench_site.urls"
@@ -127,6 +132,37 @@ USE_I18N = True
 USE_TZ = True
 
 LOGIN_URL = "/accounts/login/"
+
+# Sign-in lockout (django-axes): after MIRRORBENCH_LOGIN_FAILURE_LIMIT failed sign-ins for one
+# username, or from one address, further tries are refused (429) until the cool-off has passed
+# without another failure; the right password does not get through meanwhile. Attempts are kept
+# in the database, so every web process sees them. A success resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("MIRRORBENCH_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("MIRRORBENCH_LOGIN_COOLOFF_MIN", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# The cache holds the API's throttle counters: files under the data directory by default, so
+# that every web process on the machine counts together; MIRRORBENCH_CACHE_URL=redis://... for
+# several machines.
+_CACHE_URL = envstr("MIRRORBENCH_CACHE_URL", "")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _CACHE_URL,
+    }
+    if _CACHE_URL
+    else {
+        "BACKEND": "mirrorbench_site.cache.LazyFileBasedCache",
+        "LOCATION": str(DATA_DIR / "cache" / "django"),
+    }
+}
 LOGIN_REDIRECT_URL = "/"
 
 STATIC_URL = "static/"
@@ -172,6 +208,17 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    # Sessions (the site's sign-in, with CSRF) and API tokens; never passwords on each request.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks).
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "evaluations": envstr("MIRRORBENCH_EVALUATION_RATE", "20/hour"),
+        "cancels": envstr("MIRRORBENCH_CANCEL_RATE", "60/hour"),
+    },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",

@@ -7,5 +7,17 @@ the test database is its own file (`test-db.sqlite3`) and never the site's.
 
 import os
 
+import pytest
+
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with no throttle counts: the cache is a folder shared by the suite."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

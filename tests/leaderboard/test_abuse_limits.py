@@ -1,0 +1,143 @@
+"""Abuse limits: sign-in lockout, throttled writes, and only sessions and tokens on the API."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.authtoken.models import Token
+from rest_framework.views import APIView
+
+from leaderboard.models import Run
+from tests.leaderboard.test_hosted_runs import form_data, public_dns  # noqa: F401 (a fixture)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("public_dns")]
+
+PASSWORD = "correct horse battery staple"
+
+
+def sign_in(client, username: str, password: str):
+    return client.post("/accounts/login/", {"username": username, "password": password})
+
+
+def test_the_right_password_is_refused_after_repeated_failures(client, alice, settings):
+    alice.set_password(PASSWORD)
+    alice.save()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert sign_in(client, "alice", "guess").status_code == 200  # the form again
+    locked = sign_in(client, "alice", "guess")
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins" in locked.content.decode()
+    # Now even the right password does not get in, and nobody is signed in.
+    assert sign_in(client, "alice", PASSWORD).status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_success_before_the_limit_resets_the_count(client, alice, settings):
+    alice.set_password(PASSWORD)
+    alice.save()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        sign_in(client, "alice", "guess")
+    assert sign_in(client, "alice", PASSWORD).status_code == 302
+    client.logout()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        sign_in(client, "alice", "guess")
+    assert sign_in(client, "alice", PASSWORD).status_code == 302
+
+
+def test_the_api_takes_no_passwords_but_takes_tokens(client, alice):
+    alice.set_password(PASSWORD)
+    alice.save()
+    basic = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    refused = client.post(
+        "/api/evaluations/",
+        form_data(levels=[0]),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Basic {basic}",
+    )
+    assert refused.status_code in (401, 403)
+    assert Run.objects.count() == 0
+    token = Token.objects.create(user=alice)
+    accepted = client.post(
+        "/api/evaluations/",
+        {**form_data(), "levels": [0]},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
+    assert accepted.status_code == 201, accepted.content
+    assert Run.objects.get().owner == alice
+
+
+def test_the_evaluations_api_is_throttled_per_user(client, alice, bob, settings, monkeypatch):
+    from rest_framework.throttling import SimpleRateThrottle
+
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 100
+    rates = {**SimpleRateThrottle.THROTTLE_RATES, "evaluations": "2/hour"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+
+    def post(name: str):
+        data = {**form_data(), "levels": [0], "entry_name": name}
+        return client.post("/api/evaluations/", data, content_type="application/json")
+
+    client.force_login(alice)
+    assert [post("Alice's").status_code for _ in range(2)] == [201, 201]
+    third = post("Alice's")
+    assert third.status_code == 429 and int(third["Retry-After"]) > 0
+    assert Run.objects.count() == 2
+    # The form counts against the same rate.
+    page = client.post("/evaluate/", form_data(entry_name="Alice's"))
+    assert page.status_code == 429 and "Too many requests" in page.content.decode()
+    assert int(page["Retry-After"]) > 0
+    assert Run.objects.count() == 2
+    client.force_login(bob)  # another user has a rate of his own
+    assert post("Bob's").status_code == 201
+
+
+def _api_views():
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern):
+                view = getattr(pattern.callback, "cls", None)
+                if view is not None and issubclass(view, APIView):
+                    yield str(pattern.pattern), view
+
+    return list(walk(get_resolver().url_patterns))
+
+
+def test_every_api_view_that_writes_has_a_throttle_scope():
+    writers = [
+        (route, view)
+        for route, view in _api_views()
+        if any(hasattr(view, m) for m in ("post", "put", "patch", "delete"))
+    ]
+    assert writers, "no API view writes"
+    for route, view in writers:
+        assert getattr(view, "throttle_scope", None), f"{route} ({view.__name__}) has no scope"
+
+
+def test_the_api_index_lists_every_endpoint_and_each_answers(client):
+    index = client.get("/api/", HTTP_ACCEPT="application/json")
+    assert index.status_code == 200
+    rows = index.json()
+    listed = {row["url"] for row in rows}
+    for route, _ in _api_views():
+        if route == "":
+            continue  # the index itself
+        url = "/api/" + route.replace("<slug:slug>", "{slug}").replace("<str:table>", "{table}")
+        url = url.replace("<int:run_id>", "{id}").replace("<int:episode_id>", "{id}")
+        assert url in listed, f"{url} is not in the index"
+    assert all(row["description"] for row in rows)
+    for row in rows:
+        if row["method"] == "GET" and "{" not in row["url"]:
+            assert client.get(row["url"]).status_code == 200, row["url"]
+
+
+@pytest.mark.parametrize("body", ["5", '"text"', "null", "[]", "[1, 2]", "true"])
+def test_a_json_body_that_is_not_an_object_is_a_400(client, alice, body):
+    client.force_login(alice)
+    response = client.post("/api/evaluations/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert Run.objects.count() == 0
