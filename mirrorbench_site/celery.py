@@ -47,16 +47,38 @@ QUEUES = ("models", "render")
 
 
 def worker_command(
-    *, concurrency: int, beat: bool = True, loglevel: str = "info", extra: tuple[str, ...] = ()
+    *,
+    concurrency: int,
+    beat: bool = True,
+    loglevel: str | None = None,
+    extra: tuple[str, ...] = (),
 ) -> list[str]:
     """Return the command line of one worker on both queues, with thread concurrency.
 
     Threads suit both queues here: model calls wait on the network, and each rendering thread
-    keeps its own OpenGL context. ``beat`` embeds the periodic stale-episode check (exactly one
-    process of a deployment should run it).
+    keeps its own OpenGL context. ``beat`` embeds the periodic stale-episode check, for a worker
+    that runs alone: exactly one process of a deployment should run beat (``manage.py serve``
+    runs it apart, as ``beat_command``). ``loglevel`` defaults to ``MIRRORBENCH_LOG_LEVEL``.
     """
     import sys
 
+    from django.conf import settings
+
+    level = loglevel or settings.MIRRORBENCH_LOG_LEVEL
     command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "worker"]
-    command += ["-Q", ",".join(QUEUES), "-P", "threads", "-c", str(concurrency), "-l", loglevel]
+    command += ["-Q", ",".join(QUEUES), "-P", "threads", "-c", str(concurrency), "-l", level]
     return command + (["-B"] if beat else []) + list(extra)
+
+
+def beat_command(*, loglevel: str | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+    """Return the command line of beat alone, its schedule file under the data directory.
+
+    ``loglevel`` defaults to ``MIRRORBENCH_LOG_LEVEL``.
+    """
+    import sys
+
+    from django.conf import settings
+
+    level = loglevel or settings.MIRRORBENCH_LOG_LEVEL
+    command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "beat", "-l", level]
+    return [*command, "-s", str(settings.CELERY_BEAT_SCHEDULE_FILENAME), *extra]

@@ -306,3 +306,37 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
+# Logging: every process (web, worker, beat, commands) writes to stderr, tracebacks included,
+# at MIRRORBENCH_LOG_LEVEL and above. Django's loggers, django.request's 5xx among them, go
+# through the root logger's one handler; the Celery worker and beat put their own handler on
+# the root logger (task failures come from celery.app.trace) at the level of their `-l`, which
+# worker_command and beat_command take from the same variable. Loggers that exist already
+# (Celery's, gunicorn's) stay enabled.
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+MIRRORBENCH_LOG_LEVEL = envstr("MIRRORBENCH_LOG_LEVEL", "INFO").strip().upper() or "INFO"
+if MIRRORBENCH_LOG_LEVEL not in _LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"MIRRORBENCH_LOG_LEVEL={os.environ['MIRRORBENCH_LOG_LEVEL']!r}: "
+        f"expected one of {', '.join(_LOG_LEVELS)}"
+    )
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "plain",
+        },
+    },
+    "root": {"handlers": ["stderr"], "level": MIRRORBENCH_LOG_LEVEL},
+    "loggers": {
+        # Django's default handlers (console when DEBUG, mail_admins) are replaced by the
+        # root's, so that each record is written once.
+        "django": {"handlers": [], "level": MIRRORBENCH_LOG_LEVEL, "propagate": True},
+    },
+}

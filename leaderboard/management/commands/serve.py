@@ -1,32 +1,52 @@
-"""``python manage.py serve``: the site and a worker on one machine (what ``make run`` starts).
+"""``python manage.py serve``: site, worker and beat on one machine (what ``make run`` starts).
 
-Queues the baseline runs that are missing, starts one Celery worker (embedded broker unless
-``CELERY_BROKER_URL`` says otherwise) and serves the site with gunicorn (WhiteNoise serves the
-static files); Ctrl-C stops both.
+Queues the baseline runs that are missing, then supervises three children, each in its own
+process group: gunicorn for the site (WhiteNoise serves the static files), one Celery worker
+(embedded broker unless ``CELERY_BROKER_URL`` says otherwise) and Celery beat, the one process
+of the deployment that schedules the stale-episode check.
+
+A child that dies is restarted after a backoff (1 s, doubled after each quick death up to
+60 s, back to 1 s once it has stayed up a minute); what is left of its process group is killed
+first, so that nothing it started outlives it. The worker never embeds beat here: restarting it
+can never make a second beat. The web server is restarted the same way, except when its first
+start fails (it exits with a status within seconds: a port in use, an address that cannot be
+bound, an application that does not load): starting it again would fail the same way, so
+``serve`` stops everything and exits with status 1.
+
+Ctrl-C or SIGTERM stops all three: SIGTERM to each group (a warm shutdown: the worker finishes
+the work in flight), SIGKILL to what is still running 20 s later, or at once on a second Ctrl-C.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.services.runs import baseline_runs_ensure
-from mirrorbench_site.celery import worker_command
+from mirrorbench_site.celery import beat_command, worker_command
 
+logger = logging.getLogger(__name__)
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+# A web server that exits (rather than being killed) this soon after its first start could not
+# start at all.
+WEB_START_S = 15.0
+STOP_TIMEOUT_S = 20.0
+POLL_S = 0.2
 
 
 def _die_with_parent() -> None:
-    """In the worker: get SIGTERM if this command dies without stopping it (Linux only)."""
+    """In a child: get SIGTERM if this command dies without stopping it (Linux only)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -34,8 +54,96 @@ def _die_with_parent() -> None:
         pass
 
 
+def describe_exit(returncode: int) -> str:
+    """Return how a process ended, from its ``Popen.returncode``."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+@dataclass
+class Backoff:
+    """Delays before restarting a child that keeps dying.
+
+    ``first`` after a death, doubled after each death that follows quickly, at most ``most``;
+    back to ``first`` when the child had stayed up ``stable`` seconds.
+    """
+
+    first: float = 1.0
+    most: float = 60.0
+    stable: float = 60.0
+    _next: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        self._next = self.first
+
+    def delay(self, *, uptime: float) -> float:
+        """Return how long to wait before restarting a child that died after ``uptime`` s."""
+        if uptime >= self.stable:
+            self._next = self.first
+        delay = self._next
+        self._next = min(delay * 2, self.most)
+        return delay
+
+
+@dataclass
+class Child:
+    """One supervised command, run in a process group of its own."""
+
+    name: str
+    argv: list[str]
+    backoff: Backoff = field(default_factory=Backoff)
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    starts: int = 0
+    restart_at: float = 0.0
+
+    @property
+    def running(self) -> bool:
+        """Whether the child was started and has not been reaped."""
+        return self.process is not None and self.process.returncode is None
+
+    def start(self) -> None:
+        """Start the command in a new session (so, a process group of its own)."""
+        self.process = subprocess.Popen(
+            self.argv, start_new_session=True, preexec_fn=_die_with_parent
+        )
+        self.started_at = time.monotonic()
+        self.starts += 1
+
+    def ended(self) -> bool:
+        """Whether the child's main process has ended (it stays a zombie until ``reap``).
+
+        Left unreaped, its pid stays taken, so its process group id cannot go to another
+        process before ``reap`` kills the rest of the group.
+        """
+        assert self.process is not None
+        if self.process.returncode is not None:
+            return True
+        flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+        return os.waitid(os.P_PID, self.process.pid, flags) is not None
+
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to every process of the child's group."""
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+
+    def reap(self) -> int:
+        """Kill what is left of the ended child's group (pool processes...); return its code."""
+        assert self.process is not None
+        self.signal_group(signal.SIGKILL)
+        return self.process.wait()
+
+
 class Command(BaseCommand):
-    help = "Serve the site with one worker; queue the baseline runs that are missing."
+    help = (
+        "Serve the site with one worker and beat, restarting whichever dies; "
+        "queue the baseline runs that are missing."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
@@ -50,52 +158,113 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"Queued run {run.pk}: {run.agent} on {run.episodes_expected} episodes"
                 )
-        worker = subprocess.Popen(
-            worker_command(concurrency=options["concurrency"], loglevel="warning"),
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-        # A plain kill (SIGTERM) stops the worker too, like Ctrl-C does.
-        signal.signal(signal.SIGTERM, _interrupt)
-        url = f"http://{options['host']}:{options['port']}/"
-        web = subprocess.Popen(
+        bind = f"{options['host']}:{options['port']}"
+        level = settings.MIRRORBENCH_LOG_LEVEL
+        web = Child(
+            "web server",
             [
                 sys.executable,
                 "-m",
                 "gunicorn",
                 "mirrorbench_site.wsgi:application",
                 "--bind",
-                f"{options['host']}:{options['port']}",
+                bind,
                 "--workers",
                 str(options["web_workers"]),
                 "--threads",
                 "4",
+                "--log-level",
+                level.lower(),
                 "--access-logfile",
                 "-",
             ],
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
         )
-        self.stdout.write(
-            f"Worker (pid {worker.pid}) and web server (pid {web.pid}) started. "
-            f"MirrorBench at {url} (Ctrl-C stops both)"
-        )
+        worker = Child("worker", worker_command(concurrency=options["concurrency"], beat=False))
+        beat = Child("beat", beat_command())
+        children = [web, worker, beat]
+        self._signals = 0
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        failure = None
         try:
-            while worker.poll() is None and web.poll() is None:
-                time.sleep(0.5)
-            self.stderr.write("The worker or the web server stopped; stopping the other.")
-        except KeyboardInterrupt:
-            pass
+            for child in children:
+                child.start()
+            pids = ", ".join(f"{c.name} {c.process.pid}" for c in children if c.process)
+            self.stdout.write(
+                f"Started ({pids}). MirrorBench at http://{bind}/ (Ctrl-C stops everything)"
+            )
+            self.stdout.flush()
+            failure = self._supervise(children, web=web, bind=bind)
         finally:
-            self._stop(web)
-            self._stop(worker)
+            self._stop(children)
+        if failure:
+            raise CommandError(failure)
 
-    def _stop(self, process: subprocess.Popen[bytes]) -> None:
-        if process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)  # warm shutdown: finishes the work in flight
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._signals += 1
+
+    def _supervise(self, children: list[Child], *, web: Child, bind: str) -> str | None:
+        """Restart dead children until a signal comes; return why serve must stop, if not."""
+        while not self._signals:
+            now = time.monotonic()
+            for child in children:
+                if not child.running:
+                    if now >= child.restart_at:
+                        child.start()
+                        assert child.process is not None
+                        logger.warning("The %s restarted (pid %d).", child.name, child.process.pid)
+                    continue
+                if not child.ended():
+                    continue
+                assert child.process is not None
+                pid, uptime = child.process.pid, now - child.started_at
+                returncode = child.reap()
+                how = describe_exit(returncode)
+                first_start = child is web and child.starts == 1 and uptime < WEB_START_S
+                if first_start and returncode > 0:
+                    return (
+                        f"The web server (pid {pid}) {how} {uptime:.1f} s after it started: "
+                        f"it could not start serving {bind} (is the port in use by another "
+                        "process? does the site fail to load?); see its messages above."
+                    )
+                delay = child.backoff.delay(uptime=uptime)
+                child.restart_at = now + delay
+                logger.error(
+                    "The %s (pid %d) %s after %.0f s; restarting it in %.0f s.",
+                    child.name,
+                    pid,
+                    how,
+                    uptime,
+                    delay,
+                )
+            time.sleep(POLL_S)
+        return None
+
+    def _stop(self, children: list[Child]) -> None:
+        """Stop every child's process group: SIGTERM, then SIGKILL after a while."""
+        running = [child for child in children if child.running]
+        if running:
+            logger.info("Stopping the %s.", ", ".join(child.name for child in running))
+        for child in running:
+            child.signal_group(signal.SIGTERM)
+        signals = self._signals
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        killed = False
+        while running:
+            for child in list(running):
+                if child.ended():
+                    child.reap()
+                    running.remove(child)
+            if not running:
+                break
+            hurry = self._signals > signals
+            if not killed and (hurry or time.monotonic() >= deadline):
+                logger.warning(
+                    "Killing the %s (%s).",
+                    ", ".join(child.name for child in running),
+                    "asked twice" if hurry else f"still running after {STOP_TIMEOUT_S:.0f} s",
+                )
+                for child in running:
+                    child.signal_group(signal.SIGKILL)
+                killed = True
+            time.sleep(POLL_S / 2)

@@ -1,4 +1,10 @@
-"""``python manage.py worker``: one Celery worker in the foreground (what ``make worker`` runs)."""
+"""``python manage.py worker``: one Celery worker in the foreground (what ``make worker`` runs).
+
+The worker embeds beat, the stale-episode check's scheduler, unless ``--no-beat``: a worker
+that runs alone needs it, but a deployment must run exactly one beat. Beside ``manage.py serve``
+(``make run``), which runs its own beat, or beside another worker that embeds it, start extra
+workers with ``--no-beat``. Its log level is ``MIRRORBENCH_LOG_LEVEL``.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,18 @@ from mirrorbench_site.celery import worker_command
 
 
 class Command(BaseCommand):
-    help = "Run one worker on both queues with the stale-episode check, in the foreground."
+    help = (
+        "Run one worker on both queues in the foreground, with beat (the stale-episode check) "
+        "embedded unless --no-beat; a deployment runs exactly one beat."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--concurrency", type=int, default=4, help="worker threads")
-        parser.add_argument("--no-beat", action="store_true", help="another process runs beat")
+        parser.add_argument(
+            "--no-beat",
+            action="store_true",
+            help="another process runs beat (manage.py serve, another worker, celery beat)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         command = worker_command(concurrency=options["concurrency"], beat=not options["no_beat"])
