@@ -133,6 +133,9 @@ class ApiIndex(APIView):
         url = serializers.CharField()
         description = serializers.CharField()
 
+        class Meta:
+            ref_name = "ApiEndpoint"
+
     ENDPOINTS = [
         (
             "api-models",

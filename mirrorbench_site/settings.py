@@ -59,6 +59,20 @@ SECRET_KEY = _secret_key()
 DEBUG = envbool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 
+# HTTPS deployments (behind a proxy that terminates TLS and sets X-Forwarded-Proto): HSTS, the
+# redirect to https, cookies sent over https only. Hosted runs then need
+# MIRRORBENCH_KEY_ENCRYPTION_KEY (see leaderboard/checks.py and docs/deploy.md).
+MIRRORBENCH_HTTPS = envbool("MIRRORBENCH_HTTPS", False)
+CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+if MIRRORBENCH_HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = envint("MIRRORBENCH_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("MIRRORBENCH_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = envbool("MIRRORBENCH_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -238,6 +252,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.models.Run.Status",
         "EpisodeStatusEnum": "leaderboard.models.Episode.Status",
+        "ModelKindEnum": "leaderboard.models.ModelEntry.Kind",
+        # A hosted run is of a model: the two kinds of ModelEntry.Kind a user may choose.
+        "HostedModelKindEnum": [("proprietary", "Proprietary"), ("open-weights", "Open weights")],
     },
 }
 

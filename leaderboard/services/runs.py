@@ -154,7 +154,11 @@ def run_create(
     run.metadata = run_header(run=run)
     run.save(update_fields=["metadata"])
     if api_key:
-        RunSecret.objects.create(run=run, api_key=secrets_box.encrypt(api_key))
+        try:
+            sealed = secrets_box.encrypt(api_key)
+        except secrets_box.KeyEncryptionKeyMissing as exc:
+            raise FieldError("api_key", str(exc)) from None  # the transaction rolls back
+        RunSecret.objects.create(run=run, api_key=sealed)
     transaction.on_commit(lambda: _queue_run_start(run.pk))
     return run
 
