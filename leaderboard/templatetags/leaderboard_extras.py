@@ -55,3 +55,13 @@ def score_cell(cell: dict[str, Any]) -> SafeString:
 @register.filter
 def get_item(mapping: Any, key: Any) -> Any:
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def minutes(value: Any) -> str:
+    """A duration (timedelta) as whole minutes in words: "15 minutes", "1 minute"."""
+    try:
+        total = max(1, round(value.total_seconds() / 60))
+    except AttributeError:
+        return ""
+    return f"{total} minute{'s' if total != 1 else ''}"

@@ -29,6 +29,7 @@ def test_the_right_password_is_refused_after_repeated_failures(client, alice, se
     locked = sign_in(client, "alice", "guess")
     assert locked.status_code == 429
     assert "Too many failed sign-ins" in locked.content.decode()
+    assert "Try again in 15 minutes" in locked.content.decode()
     # Now even the right password does not get in, and nobody is signed in.
     assert sign_in(client, "alice", PASSWORD).status_code == 429
     assert "_auth_user_id" not in client.session
