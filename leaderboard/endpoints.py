@@ -1,43 +1,24 @@
-"""Which model API endpoints a hosted run may call."""
+"""Which model API endpoints a hosted run may call: the outbound policy, asked at submission."""
 
 from __future__ import annotations
 
-import ipaddress
-import socket
-from urllib.parse import urlsplit
-
 from django.conf import settings
 
+from evaluation.outbound import EndpointRefused, url_check
 
-class EndpointRefused(ValueError):
-    """A base URL the server will not call."""
+__all__ = ["EndpointRefused", "endpoint_check"]
 
 
 def endpoint_check(base_url: str) -> None:
-    """Refuse URLs that are not http(s), or whose host resolves to a loopback, private,
-    link-local or otherwise internal address (unless MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1):
-    a hosted run must not become a way to reach the server's own network.
+    """Refuse, early and with a reason, a base URL the workers would refuse to call.
+
+    The policy of :mod:`evaluation.outbound`: http(s) only, no credentials in the URL, and a
+    host whose every address is globally routable (unless MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1).
+    A hosted run must not become a way to reach the server's own network. The workers apply
+    the same rules again when they connect, so a name that changes its answer later is refused
+    then.
+
+    Raises:
+        EndpointRefused: The URL is refused; the message says why.
     """
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointRefused(f"base_url must be an http(s) URL with a host, got {base_url!r}")
-    if settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
-    except socket.gaierror:
-        raise EndpointRefused(f"base_url host {parts.hostname!r} does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_loopback
-            or address.is_private
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            raise EndpointRefused(
-                f"base_url host {parts.hostname!r} resolves to {address}, an internal address; "
-                "hosted runs may only call public endpoints"
-            )
+    url_check(base_url, allow_private=settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS)

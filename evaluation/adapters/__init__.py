@@ -17,6 +17,15 @@ Contracts shared by both:
   Ollama, ...); anywhere else a missing key raises :class:`MissingAPIKeyError` naming the
   variable. The key is never put in a log record, exception, ``repr`` or
   :class:`~evaluation.messages.ModelReply`; any provider error text we pass on is redacted.
+* Every request goes through the outbound policy (:mod:`evaluation.outbound`): the base URL's
+  host must resolve to public addresses only, checked at connect time, unless
+  ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1`` or ``allow_private=True`` (a local vLLM or Ollama
+  server needs one of them); redirects are never followed (a 3xx fails the request, not retried).
+  A refused request is a ``TransportError`` too, not retried.
+* Each ``TransportError`` message starts with a public summary tag, ``[CATEGORY HTTP STATUS]``
+  (``[rate_limited HTTP 429]``, ``[endpoint_refused]``), before any provider text, so that the
+  site can publish the summary and keep the provider's words for the run's owner
+  (:func:`evaluation.outbound.error_summary`).
 * The SDKs' own retries are off (``max_retries=0``); :class:`RetryPolicy` decides instead.
   Connection errors, timeouts, 408, 409, 429 and 5xx are retried with exponential backoff and
   jitter, or after the delay the server asks for in ``retry-after-ms`` / ``Retry-After``
@@ -83,10 +92,13 @@ def make_client(
     params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
     api_key: str | None = None,
     retry: RetryPolicy | None = None,
+    allow_private: bool | None = None,
 ) -> ModelClient:
     """Build a client from ``"PROVIDER:MODEL"``, e.g. ``"openai:qwen2.5-vl:7b"``.
 
     Everything after the first ``:`` is the model name, so it may contain ``:`` and ``/``.
+    ``allow_private=True`` lets the client call loopback and private addresses (a local model
+    server); ``None`` leaves it to ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS``.
 
     Raises:
         ValueError: ``spec`` has no model, or names an unknown provider (the message lists
@@ -109,6 +121,7 @@ def make_client(
         sleep=_sleep,
         api_key=api_key,
         retry=retry or RetryPolicy(),
+        allow_private=allow_private,
     )
 
 

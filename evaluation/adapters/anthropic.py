@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import httpx2
 
 from evaluation.adapters.base import (
     _b64,
@@ -49,6 +50,10 @@ class AnthropicClient(_ChatAdapter):
         retry: When and how long to retry.
         timeout_s: Per-request timeout in seconds.
         sleep: Called with each retry delay in seconds (injectable for tests).
+        api_key: The key itself (a server holding a user's key); default the environment's.
+        allow_private: Let requests go to loopback and private addresses (a local model
+            server); ``None`` reads ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS`` (see
+            :mod:`evaluation.outbound`).
     """
 
     provider = "anthropic"
@@ -66,6 +71,7 @@ class AnthropicClient(_ChatAdapter):
         timeout_s: float = 120,
         sleep: Callable[[float], None] = time.sleep,
         api_key: str | None = None,
+        allow_private: bool | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -76,15 +82,17 @@ class AnthropicClient(_ChatAdapter):
             timeout_s=timeout_s,
             sleep=sleep,
             api_key=api_key,
+            allow_private=allow_private,
         )
         self._not_sent["seed"] = "the Anthropic API has no seed parameter"
 
-    def _make_sdk_client(self, api_key: str) -> anthropic.Anthropic:
+    def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> anthropic.Anthropic:
         return anthropic.Anthropic(
             api_key=api_key,
             base_url=self._base_url,
             max_retries=0,
             timeout=self.timeout_s,
+            http_client=http_client,
         )
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -1,5 +1,10 @@
 """What both model clients share: key handling, image checks, error classification and the
-request loop (:class:`_ChatAdapter`) that the provider adapters fill in."""
+request loop (:class:`_ChatAdapter`) that the provider adapters fill in.
+
+Every request goes through :func:`evaluation.outbound.http_client` (the outbound policy: public
+addresses checked at connect time, no redirects followed); each error the clients raise starts
+with its public summary tag (``[rate_limited HTTP 429]``, see :mod:`evaluation.outbound`).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx2
+
 from evaluation.adapters.retry import RETRYABLE_STATUSES, RetryPolicy, retry_after_s
 from evaluation.messages import (
     GenerationParams,
@@ -25,6 +32,7 @@ from evaluation.messages import (
     TextPart,
     TransportError,
 )
+from evaluation.outbound import EndpointRefused, ErrorSummary, error_category, http_client
 
 log = logging.getLogger("evaluation.adapters")
 """One logger for the whole package, named as before the split (callers filter on it)."""
@@ -95,9 +103,30 @@ class _Failure:
         unsupported = self.code in _UNSUPPORTED_CODES or _UNSUPPORTED_PATTERN.search(self.message)
         return bool(named and unsupported)
 
+    @property
+    def summary(self) -> ErrorSummary:
+        """The public part: status and category, never the provider's text."""
+        return ErrorSummary(self.status, error_category(self.status, kind=self.kind))
+
     def describe(self) -> str:
         where = f"HTTP {self.status}" if self.status is not None else self.kind
+        if self.status is not None and 300 <= self.status < 400:
+            location = self.headers.get("location")
+            to = f" to {location}" if location else ""
+            return f"{where}: a redirect{to}, not followed (model API redirects never are)"
         return f"{where}: {self.message}" if self.message else where
+
+
+def _refusal(err: BaseException) -> EndpointRefused | None:
+    """The policy's refusal behind ``err``: raised as is, or wrapped by an SDK."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        if isinstance(current, EndpointRefused):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _is_loopback(base_url: str) -> bool:
@@ -196,6 +225,7 @@ class _ChatAdapter:
         timeout_s: float,
         sleep: Callable[[float], None],
         api_key: str | None = None,
+        allow_private: bool | None = None,
     ) -> None:
         if not model:
             raise ValueError("model must be a non-empty model name")
@@ -209,7 +239,10 @@ class _ChatAdapter:
         key, secret = _resolve_api_key(api_key_env, self._base_url, api_key)
         self._secret: str | None = key if secret else None
         self._not_sent: dict[str, str] = {}
-        self._sdk = self._make_sdk_client(key)
+        # The one way out: the outbound policy's client (allow_private None reads the env).
+        self._sdk = self._make_sdk_client(
+            key, http_client(timeout=timeout_s, allow_private=allow_private)
+        )
 
     @property
     def base_url(self) -> str:
@@ -255,7 +288,14 @@ class _ChatAdapter:
             try:
                 response = self._call(kwargs)
             except Exception as err:
-                failure = self._failure(err)
+                refused = _refusal(err)
+                failure = (
+                    _Failure(
+                        kind="EndpointRefused", status=None, message=str(refused), transient=False
+                    )
+                    if refused is not None
+                    else self._failure(err)
+                )
                 if failure is None:
                     raise
             else:
@@ -275,8 +315,9 @@ class _ChatAdapter:
         try:
             reply = self._reply(response)
         except _UnusableResponse as err:
+            tag = ErrorSummary(200, "unusable_response").tag
             raise TransportError(
-                f"{self.provider} response for model {self.model!r} is unusable: {err}",
+                f"{tag} {self.provider} response for model {self.model!r} is unusable: {err}",
                 status=200,
                 attempts=attempt,
             ) from None
@@ -292,16 +333,17 @@ class _ChatAdapter:
         after changing a rejected setting).
         """
         what = self._redact(failure.describe())
+        tag = failure.summary.tag  # first, before any provider text: see error_summary
         if not failure.retryable:
             raise TransportError(
-                f"{self.provider} request for model {self.model!r} failed with {what} "
+                f"{tag} {self.provider} request for model {self.model!r} failed with {what} "
                 "(not retried)",
                 status=failure.status,
                 attempts=attempt,
             ) from None
         if budget_used >= self.retry.max_attempts:
             raise TransportError(
-                f"{self.provider} request for model {self.model!r} failed after {attempt} "
+                f"{tag} {self.provider} request for model {self.model!r} failed after {attempt} "
                 f"attempts; last error {what}",
                 status=failure.status,
                 attempts=attempt,
@@ -358,7 +400,8 @@ class _ChatAdapter:
 
     # Provider-specific parts.
 
-    def _make_sdk_client(self, api_key: str) -> Any:
+    def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> Any:
+        """The SDK client, sending every request through ``http_client`` (the policy's)."""
         raise NotImplementedError
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -114,7 +114,7 @@ def run_create(
     workers use their environment's key. Raises FieldError for an unknown agent, scene or
     level, or a base URL the server will not call.
     """
-    if spec.base_url and api_key is not None:
+    if spec.base_url:
         try:
             endpoint_check(spec.base_url)
         except EndpointRefused as exc:

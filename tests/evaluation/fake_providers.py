@@ -10,18 +10,24 @@ enough of its provider's wire format for the unmodified SDK to parse the answers
 Every request is recorded (method, path, lower-cased headers, decoded JSON body). Answers can be
 scripted with :meth:`FakeProvider.enqueue`: each request takes the next :class:`Scripted` answer
 (a status code, headers such as ``Retry-After``, a body, a delay, or a dropped connection); once
-the queue is empty every request gets the provider's default successful answer.
+the queue is empty every request gets the provider's default successful answer;
+:func:`redirect` scripts a 3xx pointing elsewhere. A fake made with an ``ssl_context`` speaks
+HTTPS (see :func:`self_signed`).
 """
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
+import ssl
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Self
 
 OPENAI_MODEL_ID = "fake-vlm-2025-06-01"
@@ -70,6 +76,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, fake: FakeProvider) -> None:
         self.fake = fake
         super().__init__(("127.0.0.1", 0), _Handler)
+        if fake.ssl_context is not None:
+            self.socket = fake.ssl_context.wrap_socket(self.socket, server_side=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Stay quiet when a client hangs up on a delayed answer."""
@@ -139,7 +147,8 @@ class FakeProvider:
     base_path = ""
     """What the SDK's base URL adds after ``http://127.0.0.1:PORT``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
+        self.ssl_context = ssl_context
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -152,7 +161,15 @@ class FakeProvider:
         if self._server is None:
             raise RuntimeError("the fake server is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self.base_path}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{host!s}:{port}{self.base_path}"
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (127.0.0.1)."""
+        if self._server is None:
+            raise RuntimeError("the fake server is not running")
+        return int(self._server.server_address[1])
 
     def start(self) -> Self:
         """Start serving in a background thread."""
@@ -211,6 +228,55 @@ class FakeAnthropic(FakeProvider):
 
     def success_body(self, request: dict[str, Any]) -> dict[str, Any]:
         return anthropic_message()
+
+
+def redirect(location: str, status: int = 307) -> Scripted:
+    """An answer that sends the client to ``location`` (307 keeps the method and body)."""
+    return Scripted(status, b"", {"Location": location})
+
+
+def self_signed(host: str, folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for ``host`` (its own issuer) and a server context presenting it.
+
+    Returns the certificate file (to trust, e.g. as ``SSL_CERT_FILE``) and the context.
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    try:
+        alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        alt = x509.DNSName(host)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([alt]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file = folder / f"{host}.pem"
+    key_file = folder / f"{host}.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return cert_file, context
 
 
 def openai_completion(

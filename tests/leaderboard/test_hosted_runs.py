@@ -137,3 +137,19 @@ def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_cal
     assert RunSecret.objects.filter(run=run).exists()
     assert run_cancel(run=run)
     assert not RunSecret.objects.filter(run=run).exists()
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://169.254.169.254/v1", "http://2130706433/v1", "http://[::ffff:10.0.0.1]/"]
+)
+def test_a_run_without_a_key_has_its_base_url_checked_too(base_url):
+    from leaderboard.services.errors import FieldError
+    from leaderboard.services.runs import RunSpec, run_create
+    from tests.leaderboard.factories import ModelEntryFactory
+
+    with pytest.raises(FieldError) as caught:
+        run_create(
+            model_entry=ModelEntryFactory(), spec=RunSpec(agent="openai:m", base_url=base_url)
+        )
+    assert caught.value.field == "base_url"
+    assert Run.objects.count() == 0

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from evaluation.bundle import read_bundle
+from evaluation.outbound import ALLOW_PRIVATE_ENV
 from evaluation.verify import verify_bundle
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.selectors import LeaderboardFilters, leaderboard_table
@@ -14,6 +15,14 @@ from tests.leaderboard.factories import ModelEntryFactory
 from tests.leaderboard.workers import Results, start_worker, stop_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+@pytest.fixture(autouse=True)
+def local_models(settings, monkeypatch):
+    """The fake providers listen on loopback: the site and its workers (which inherit this
+    environment) are told to allow private endpoints, as for a local vLLM server."""
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")
 
 
 @pytest.fixture
