@@ -15,7 +15,12 @@ from django import forms
 from django.db.models import QuerySet
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -25,6 +30,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.metrics import METRICS, TRACKS
+from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.prompts import LEVELS
 from evaluation.registry import PROVIDERS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
@@ -521,6 +527,35 @@ class RunDetailApi(APIView):
 # Episodes.
 
 
+class EpisodeErrorSerializer(serializers.Serializer):
+    """Why an episode ended in error: public status and category, the detail for its owner."""
+
+    status = serializers.IntegerField(
+        allow_null=True, help_text="The HTTP status of the failed request; null without one."
+    )
+    category = serializers.ChoiceField(choices=list(ERROR_CATEGORIES))
+    detail = serializers.CharField(
+        required=False,
+        help_text="The full error text, the provider's own words included: only for the run's "
+        "owner, signed in.",
+    )
+
+
+def _owned_run_ids(serializer: serializers.Field) -> frozenset[int]:
+    """The runs of the signed-in user, asked once per response (only if an error is shown)."""
+    root = serializer.root
+    owned: frozenset[int] | None = getattr(root, "_owned_run_ids", None)
+    if owned is None:
+        user = getattr(serializer.context.get("request"), "user", None)
+        owned = (
+            frozenset(Run.objects.filter(owner=user).values_list("pk", flat=True))
+            if user is not None and user.is_authenticated
+            else frozenset()
+        )
+        setattr(root, "_owned_run_ids", owned)  # noqa: B010 (the root is any serializer)
+    return owned
+
+
 class EpisodeListApi(generics.ListAPIView[Episode]):
     """``/api/episodes/``: the episodes of public runs, by run, level and scene."""
 
@@ -532,6 +567,17 @@ class EpisodeListApi(generics.ListAPIView[Episode]):
             child=serializers.IntegerField(),
             help_text="Steps to the mark at the start and after each step.",
         )
+        error = serializers.SerializerMethodField()
+
+        @extend_schema_field(EpisodeErrorSerializer(allow_null=True))
+        def get_error(self, episode: Episode) -> dict[str, Any] | None:
+            summary = episode.error_summary
+            if summary is None:
+                return None
+            error: dict[str, Any] = {"status": summary.status, "category": summary.category}
+            if episode.run_id in _owned_run_ids(self):
+                error["detail"] = episode.error
+            return error
 
         class Meta:
             model = Episode
@@ -601,7 +647,7 @@ class EpisodeDetailApi(APIView):
             episode = episode_list().prefetch_related("steps").get(pk=episode_id)
         except Episode.DoesNotExist:
             raise NotFound(f"No episode {episode_id} in a public run.") from None
-        return Response(self.OutputSerializer(episode).data)
+        return Response(self.OutputSerializer(episode, context={"request": request}).data)
 
 
 class CanEvaluate(BasePermission):

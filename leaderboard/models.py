@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from evaluation.bundle import METRIC_KEYS, episode_record
+from evaluation.outbound import ErrorSummary, error_summary
 from simulation.versions import BENCHMARK_VERSION
 
 
@@ -193,7 +194,19 @@ class Episode(models.Model):
     scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="episodes")
     level = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=20, choices=Status.choices)
-    error = models.TextField(blank=True)
+    error = models.TextField(
+        blank=True,
+        help_text="Why the episode ended in error, in full (the provider's own words): shown to "
+        "the run's owner only.",
+    )
+    error_status = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The HTTP status of the failed request (public)."
+    )
+    error_category = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="What kind of failure (public): rate_limited, auth, redirect_refused, ...",
+    )
     success = models.BooleanField(default=False)
     distances = models.JSONField(default=list)
     steps_taken = models.PositiveSmallIntegerField(default=0)
@@ -223,9 +236,13 @@ class Episode(models.Model):
     def fields_from_record(record: dict[str, Any]) -> dict[str, Any]:
         """Return the row fields that a finished episode's bundle record sets."""
         metrics = record["metrics"] or dict.fromkeys(METRIC_KEYS)
+        error = record.get("error") or ""
+        summary = error_summary(error)
         return {
             "status": record["status"],
-            "error": record.get("error") or "",
+            "error": error,
+            "error_status": summary.status if summary else None,
+            "error_category": summary.category if summary else "",
             "success": record["success"],
             "distances": record["distances"],
             "steps_taken": len(record["steps"]),
@@ -237,15 +254,30 @@ class Episode(models.Model):
         """Return an unsaved episode of ``run`` from a bundle episode record."""
         return cls(run=run, scene=scene, level=record["level"], **cls.fields_from_record(record))
 
-    def as_record(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
-        """Return the episode as a bundle episode record (``steps`` as ``Step.as_record`` gives)."""
+    @property
+    def error_summary(self) -> ErrorSummary | None:
+        """The public part of the error: HTTP status and category; ``None`` without an error."""
+        if not (self.error or self.error_category):
+            return None
+        return ErrorSummary(self.error_status, self.error_category or "unknown")
+
+    def as_record(
+        self, steps: list[dict[str, Any]], *, with_detail: bool = False
+    ) -> dict[str, Any]:
+        """Return the episode as a bundle episode record (``steps`` as ``Step.as_record`` gives).
+
+        Its ``error`` is the public summary tag (``[rate_limited HTTP 429]``), which reads back
+        as the same summary; ``with_detail`` gives the full text instead (for the run's owner).
+        """
         completed = self.status == self.Status.COMPLETED
+        summary = self.error_summary
+        public_error = summary.tag if summary else None
         return episode_record(
             scene_id=self.scene.scene_id,
             track=self.scene.track,
             level=self.level,
             status=self.status,
-            error=self.error,
+            error=self.error if with_detail else public_error,
             d0_steps=self.scene.d0_steps,
             max_steps=self.scene.max_steps,
             success=self.success,
