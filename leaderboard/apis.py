@@ -61,6 +61,22 @@ NOT_FOUND = OpenApiResponse(
     response={"type": "object", "properties": {"detail": {"type": "string"}}},
     description="No such public resource.",
 )
+_MESSAGES = {"type": "array", "items": {"type": "string"}}
+BODY_ERRORS = OpenApiResponse(
+    response={
+        "type": "object",
+        "properties": {
+            "detail": {"type": "string", "description": "Why the body could not be parsed."}
+        },
+        "additionalProperties": {
+            "anyOf": [_MESSAGES, {"type": "object", "additionalProperties": _MESSAGES}]
+        },
+    },
+    description="The body is invalid: each bad field maps to what was expected, a bad item of "
+    'a list maps its index to its messages, e.g. {"model": ["This field is required."], '
+    '"levels": {"0": ["\\"9\\" is not a valid choice."]}}; a body that is not JSON has a '
+    '"detail".',
+)
 
 
 class ApiPagination(PageNumberPagination):
@@ -707,7 +723,7 @@ class EvaluationCreateApi(APIView):
         episodes = serializers.IntegerField()
         url = serializers.CharField()
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: FIELD_ERRORS})
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: BODY_ERRORS})
     def post(self, request: Request) -> Response:
         """Queue a hosted run; the key is used by the workers and then erased."""
         data = self.InputSerializer(data=request.data)
