@@ -205,6 +205,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 image_history=args.image_history,
                 params=GenerationParams(seed=args.seed, max_tokens=args.max_tokens),
                 cache=cache,
+                # The command line runs on the user's own machine, for the user: a model server
+                # on loopback or the local network is theirs to call. The site's workers keep
+                # the public-only policy (evaluation/outbound.py).
+                allow_private=True,
             )
         except (ScriptError, RuntimeError) as exc:  # a missing API key names its variable
             raise UsageError(str(exc)) from None

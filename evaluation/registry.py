@@ -123,11 +123,13 @@ def make_agent_factory(
     cache_scope: str = "",
     api_key: str | None = None,
     retry: Any = None,
+    allow_private: bool | None = None,
 ) -> tuple[AgentFactory, dict[str, Any]]:
     """Return a factory of per-episode agents for ``spec`` and the bundle header's extras.
 
     Model agents share one client (built here: the SDK and the API key are needed now);
     ``cache`` (a ResponseCache) wraps it, reusing only answers stored under ``cache_scope``.
+    ``allow_private`` is the outbound policy's switch (``None``: the environment decides).
     """
     parsed = parse_agent_spec(spec)
     params = params or GenerationParams(seed=seed)
@@ -146,7 +148,12 @@ def make_agent_factory(
     from evaluation.cache import CachedClient
 
     client: ModelClient = make_client(
-        spec, base_url=base_url, params=params, api_key=api_key, retry=retry
+        spec,
+        base_url=base_url,
+        params=params,
+        api_key=api_key,
+        retry=retry,
+        allow_private=allow_private,
     )
     if cache is not None:
         client = CachedClient(client, cache, base_url, scope=cache_scope)

@@ -378,23 +378,17 @@ def test_a_redirect_ends_the_episode_as_an_error_in_the_bundle(
     assert target.requests == [] and len(fake_openai.requests) == 2
 
 
-def test_the_command_line_refuses_a_local_server_until_told_otherwise(
+def test_the_command_line_calls_a_model_server_on_the_users_own_machine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`mirrorbench run` is the user's own process: loopback needs no opt-in (workers do)."""
     monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv(ALLOW_PRIVATE_ENV, raising=False)
     with FakeOpenAI() as fake:
-        out = tmp_path / "refused.jsonl"
+        out = tmp_path / "local.jsonl"
         assert main(run_args("openai:local-vl", fake.base_url, out, tmp_path, "--no-cache")) == 0
-        assert fake.requests == []
-        monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")
-        allowed = tmp_path / "allowed.jsonl"
-        assert (
-            main(run_args("openai:local-vl", fake.base_url, allowed, tmp_path, "--no-cache")) == 0
-        )
-    refused = json.loads(out.read_text().splitlines()[1])
-    assert refused["status"] == "error"
-    assert error_summary(refused["error"]) == ErrorSummary(None, "endpoint_refused")
-    assert json.loads(allowed.read_text().splitlines()[1])["status"] == "completed"
+        assert fake.requests
+    assert json.loads(out.read_text().splitlines()[1])["status"] == "completed"
 
 
 # What an error may say in public.
