@@ -158,7 +158,7 @@ class ApiIndex(APIView):
         class Meta:
             ref_name = "ApiEndpoint"
 
-    ENDPOINTS = [
+    ENDPOINTS: list[tuple[str, str, dict[str, Any], str]] = [
         (
             "api-models",
             "GET",

@@ -6,16 +6,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0005_benchmark_version_name'),
+        ("leaderboard", "0005_benchmark_version_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelentry',
-            name='owner',
-            field=models.ForeignKey(blank=True, help_text="The user who created it for their runs; empty for entries the site manages (the paper's rows, baselines, the human reference).", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='model_entries', to=settings.AUTH_USER_MODEL),
+            model_name="modelentry",
+            name="owner",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The user who created it for their runs; empty for entries the site manages (the paper's rows, baselines, the human reference).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="model_entries",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

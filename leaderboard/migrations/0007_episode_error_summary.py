@@ -10,6 +10,8 @@ def summarise_errors(apps, schema_editor):
     Episode = apps.get_model("leaderboard", "Episode")
     for episode in Episode.objects.exclude(error="").only("pk", "error").iterator():
         summary = error_summary(episode.error)
+        if summary is None:
+            continue
         Episode.objects.filter(pk=episode.pk).update(
             error_status=summary.status, error_category=summary.category
         )
