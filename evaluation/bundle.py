@@ -325,11 +325,11 @@ class _Refused:
 
 
 def _depth(line: bytes) -> int:
-    """Return how deep arrays and objects nest in ``line``, or some depth beyond ``MAX_DEPTH``.
+    """Return a nesting depth of ``line`` that is over ``MAX_DEPTH`` if and only if it is.
 
     Strings are left out, then the innermost empty pairs are removed round after round: a
     balanced line takes as many rounds as it nests deep. Brackets that never pair (a line cut
-    off, or not JSON) count as one level each.
+    off, or not JSON) count as one level each. 0 means "shallow enough" by a quick bound.
     """
     if b"\\" in line:
         line = _ESCAPE.sub(b"", line)
@@ -337,6 +337,13 @@ def _depth(line: bytes) -> int:
     # adjacent ones keeps that, and what is left between odd and even quotes is in strings.
     quoted = line.translate(None, _NOT_STRUCTURE).replace(b'""', b"").split(b'"')
     brackets = b"".join(quoted[::2])
+    # A quick bound first: a round of str.replace removes one or two levels (``{[]}`` goes at
+    # once), so a line it empties within MAX_DEPTH / 2 rounds is shallow enough.
+    quick = brackets
+    for _ in range(MAX_DEPTH // 2):
+        quick = quick.replace(b"[]", b"").replace(b"{}", b"")
+        if not quick:
+            return 0
     for rounds in range(MAX_DEPTH + 1):
         paired = _EMPTY_PAIR.sub(b"", brackets)
         if len(paired) == len(brackets):
