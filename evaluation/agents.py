@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from evaluation.messages import ImagePart, ModelClient, ModelReply
+from evaluation.bundle import RESPONSE_MAX_CHARS
+from evaluation.messages import ImagePart, ModelClient, ModelReply, TransportError
 from evaluation.parsing import parse_choice
 from evaluation.prompts import HistoryEntry, build_messages
 from simulation.catalogue import MIRROR_FACE_X_MM, STEP_MM, Scene
@@ -247,6 +248,13 @@ class ModelAgent:
             observation.scene, observation.level, observation.history, previous, current
         )
         reply = self.client.complete(messages)
+        if len(reply.text) > RESPONSE_MAX_CHARS:
+            # Longer than a bundle can hold, and cutting it would change what verify parses.
+            raise TransportError(
+                f"[unusable_response] the response has {len(reply.text)} characters, more than "
+                f"the {RESPONSE_MAX_CHARS} a results bundle holds",
+                attempts=reply.attempts,
+            )
         if reply.refusal:
             return Decision(reply.text, None, f"no answer: {reply.refusal}", reply)
         parsed = parse_choice(reply.text)

@@ -31,6 +31,13 @@ from simulation.versions import BENCHMARK_VERSION
 BUNDLE_VERSION = 1
 COMPLETED = "completed"
 ERROR = "error"
+RESPONSE_MAX_CHARS = 262_144
+"""The longest model response a bundle holds (the schema's ``response`` limit): 64k tokens of
+output at four characters a token. ``verify`` parses responses again, so they are never cut: a
+longer answer ends its episode as an error (``evaluation.agents.ModelAgent``)."""
+ERROR_MAX_CHARS = 20_000
+"""The longest error text a bundle holds (the schema's limit); longer texts keep their start,
+where the public summary tag is."""
 
 
 def benchmark_version() -> dict[str, str]:
@@ -440,7 +447,7 @@ def episode_record(
         "track": track,
         "level": level,
         "status": status,
-        "error": error or None,
+        "error": error[:ERROR_MAX_CHARS] if error else None,
         "d0_steps": d0_steps,
         "max_steps": max_steps,
         "success": success,

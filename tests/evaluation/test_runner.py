@@ -277,3 +277,30 @@ def test_a_resume_after_an_unreadable_answer_shows_the_same_views():
     assert [s["images"] for s in resumed_client.seen] == [
         s["images"] for s in whole_client.seen[2:]
     ]
+
+
+class VerboseClient(FlakyClient):
+    """Answers well once, then with more text than a bundle holds."""
+
+    def complete(self, messages):
+        reply = super().complete(messages)
+        if len(self.seen_images) > 1:
+            reply.text = "x" * 300_000 + "\nChoice: [6]"
+        return reply
+
+
+def test_an_answer_longer_than_a_bundle_holds_ends_the_episode_as_an_error(tmp_path):
+    from evaluation.bundle import RESPONSE_MAX_CHARS
+
+    scene = get_scene("tienkung-allegro-logo_0")
+    record = run_episode(
+        scene, 0, ModelAgent(VerboseClient(100)), frames=FrameSource(32), image_size=32
+    )
+    assert record["status"] == "error" and record["metrics"] is None
+    from evaluation.outbound import ErrorSummary, error_summary
+
+    assert error_summary(record["error"]) == ErrorSummary(None, "unusable_response")
+    assert "after 1 attempts" in record["error"]
+    assert f"more than the {RESPONSE_MAX_CHARS}" in record["error"]
+    assert len(record["steps"]) == 1
+    assert schema_errors(record, "episode") == []

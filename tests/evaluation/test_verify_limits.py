@@ -111,7 +111,7 @@ def test_negative_counts_are_refused_naming_the_field(clean, write):
 
 def test_over_long_strings_are_refused_without_being_quoted(clean, write):
     records = copy(clean)
-    records[2]["steps"][1]["response"] = "x" * 100_000
+    records[2]["steps"][1]["response"] = "x" * 300_000
     records[0]["agent"]["name"] = "y" * 301
     found = verify_bundle(read_bundle(write(records)))
     assert found == [
@@ -121,8 +121,8 @@ def test_over_long_strings_are_refused_without_being_quoted(clean, write):
     records[0] = clean[0]
     found = verify_bundle(read_bundle(write(records)))
     assert (
-        'line 3: steps/1/response: a string of 100000 characters ("xxxxxxxxxxxxxxxxxxxx...) '
-        "is longer than 65536 characters"
+        'line 3: steps/1/response: a string of 300000 characters ("xxxxxxxxxxxxxxxxxxxx...) '
+        "is longer than 262144 characters"
     ) in found
 
 
@@ -237,3 +237,33 @@ def test_the_cli_prints_the_refusal_naming_line_3_and_exits_non_zero(kind, clean
     printed = captured.out + captured.err
     assert f"{path}: line 3" in printed
     assert "Traceback" not in printed and len(printed) < 2000
+
+
+def test_the_codecs_limits_are_the_schemas() -> None:
+    from evaluation.bundle import ERROR_MAX_CHARS, RESPONSE_MAX_CHARS, schema
+
+    definitions = json.dumps(schema())
+    assert f'"response": {{"type": "string", "maxLength": {RESPONSE_MAX_CHARS}}}' in definitions
+    assert f'"maxLength": {ERROR_MAX_CHARS}' in definitions
+
+
+def test_an_over_long_error_text_is_cut_keeping_its_summary() -> None:
+    from evaluation.bundle import ERROR_MAX_CHARS, episode_record
+    from evaluation.outbound import ErrorSummary, error_summary
+
+    text = "[server_error HTTP 503] " + "provider page " * 10_000
+    record = episode_record(
+        scene_id="s",
+        track="Human",
+        level=0,
+        status="error",
+        error=text,
+        d0_steps=12,
+        max_steps=21,
+        success=False,
+        distances=[12],
+        steps=[],
+        metrics=None,
+    )
+    assert len(record["error"]) == ERROR_MAX_CHARS
+    assert error_summary(record["error"]) == ErrorSummary(503, "server_error")
