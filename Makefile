@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python -m benchmarks.render
 	$(BIN)/python -m benchmarks.engine
 	$(BIN)/python -m benchmarks.leaderboard
+	$(BIN)/python -m benchmarks.load
 
 lint: install
 	$(BIN)/ruff check .
