@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
+from evaluation.confusion import BehaviourTable, behaviour_json
 from evaluation.messages import ImagePart
-from evaluation.metrics import METRICS, TRACKS, LevelTable, score_json
+from evaluation.metrics import METRICS, TRACKS, LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
 from evaluation.prompts import LEVELS, build_messages, messages_as_text
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
@@ -270,17 +271,53 @@ def _format_table(title: str, table: LevelTable) -> list[str]:
     return lines
 
 
+def _format_behaviour(title: str, table: BehaviourTable) -> list[str]:
+    columns = ("CONFUSION", "BAD RESP", "COLLISION", "CONFUSED")
+    lines = [f"{title:<12}" + "".join(f"{c:>11}" for c in columns)]
+    for track in TRACKS:
+        cell = table.get(track)
+        if cell is None:
+            lines.append(f"  {track.capitalize():<10}{'no episodes':>16}")
+            continue
+        values = (cell["confusion_rate"], cell["bad_response_rate"], cell["collision_rate"])
+        rates = "".join(f"{'-':>11}" if v is None else f"{v:>11.3f}" for v in values)
+        confused = f"{cell['mirror_confused_episodes']}/{cell['episodes']}"
+        lines.append(f"  {track.capitalize():<10}{rates}{confused:>11}")
+    return lines
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     bundle = read_bundle(Path(args.bundle))
-    scores = score_json(episode_results(bundle.episodes))
+    results = episode_results(bundle.episodes)
+    scores = score_json(results)
+    behaviour = behaviour_json(bundle.episodes)
+    stability = cognitive_stability(results)
     if args.json:
-        json.dump(scores, sys.stdout, indent=1)
+        document = {**scores, "behaviour": behaviour, "cognitive_stability": stability}
+        json.dump(document, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     lines: list[str] = []
     for level, table in scores["levels"].items():
         lines += [*_format_table(f"Level {level}", table), ""]
-    lines += _format_table("Overall", scores["overall"])
+    lines += [*_format_table("Overall", scores["overall"]), ""]
+    lines += [
+        "Behaviour: CONFUSION = executed moves towards the mark's mirror image and away from",
+        "the mark / executed moves; BAD RESP = unreadable answers / steps; COLLISION = refused",
+        "moves / answered steps; CONFUSED = episodes dominated by mirror confusion / episodes.",
+        "",
+    ]
+    for level, behaviour_table in behaviour["levels"].items():
+        lines += [*_format_behaviour(f"Level {level}", behaviour_table), ""]
+    lines += [*_format_behaviour("Overall", behaviour["overall"]), ""]
+    lines.append(
+        "Cognitive stability: "
+        + (
+            "n/a (no scene has a completed episode at every level)"
+            if stability is None
+            else f"{stability:.3f} (from -3 to 3)"
+        )
+    )
     print("\n".join(lines))
     return 0
 
@@ -357,7 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle")
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("score", help="print the level tables and Table II of a bundle")
+    p = sub.add_parser(
+        "score",
+        help="print the level tables, Table II, behaviour and cognitive stability of a bundle",
+    )
     p.add_argument("bundle")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_score)

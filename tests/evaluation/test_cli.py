@@ -26,7 +26,7 @@ def test_run_then_score_json_has_the_documented_shape(tmp_path, capsys):
     capsys.readouterr()
     assert main(["score", str(out), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    assert set(scores) == {"levels", "overall"}
+    assert set(scores) == {"levels", "overall", "behaviour", "cognitive_stability"}
     assert set(scores["levels"]) == {"0", "1", "2", "3"}
     assert scores["levels"]["0"]["robot"] == {
         "tsr": 1.0,
@@ -47,7 +47,48 @@ def test_score_prints_the_level_tables_and_table_ii(tmp_path, capsys):
     text = capsys.readouterr().out
     for title in ("Level 0", "Level 1", "Level 2", "Level 3", "Overall"):
         assert title in text
-    assert text.count("Human") == 5 and "no episodes" not in text
+    tables, behaviour = text.split("Behaviour:", 1)
+    assert tables.count("Human") == 5 and "no episodes" not in text
+    assert behaviour.count("Human") == 5 and "Cognitive stability: " in behaviour
+
+
+def test_score_json_adds_the_behaviour_and_cognitive_stability(tmp_path, capsys):
+    out = tmp_path / "mirror-confused.jsonl"
+    args = ["run", "--agent", "mirror-confused", "--scenes", "robot", "--out", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(["score", str(out), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    behaviour = scores["behaviour"]
+    assert set(behaviour) == {"levels", "overall"}
+    assert set(behaviour["levels"]) == {"0", "1", "2", "3"}
+    robot = behaviour["levels"]["0"]["robot"]
+    assert set(robot) == {
+        "episodes",
+        "mirror_confused_episodes",
+        "confusion_rate",
+        "bad_response_rate",
+        "collision_rate",
+    }
+    assert (robot["episodes"], robot["mirror_confused_episodes"]) == (18, 18)
+    assert robot["confusion_rate"] == pytest.approx(0.851, abs=0.001)
+    assert robot["bad_response_rate"] == 0.0
+    assert behaviour["levels"]["0"]["human"] is None and behaviour["overall"]["human"] is None
+    assert behaviour["overall"]["robot"]["episodes"] == 72
+    # The agent plays every level alike: no level step changes a scene's score.
+    assert scores["cognitive_stability"] == 0.0
+
+
+def test_score_json_has_no_cognitive_stability_without_a_scene_at_every_level(tmp_path, capsys):
+    out = tmp_path / "oracle.jsonl"
+    assert main(["run", "--agent", "oracle", "--levels", "0", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["score", str(out), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["cognitive_stability"] is None
+    assert scores["behaviour"]["levels"]["0"]["overall"]["confusion_rate"] == 0.0
+    assert main(["score", str(out)]) == 0
+    assert "Cognitive stability: n/a" in capsys.readouterr().out
 
 
 def test_run_resumes_without_repeating_episodes(tmp_path, capsys):
