@@ -287,7 +287,20 @@ def _format_behaviour(title: str, table: BehaviourTable) -> list[str]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from evaluation.verify import verify_bundle
+
     bundle = read_bundle(Path(args.bundle))
+    # Only a bundle that verifies has scores: a crafted one (a duplicated episode, a step that
+    # disagrees with the replay) would otherwise be scored as it claims, or end in a traceback.
+    problems = verify_bundle(bundle)
+    if problems:
+        for problem in problems[:20]:
+            print(f"{args.bundle}: {problem}", file=sys.stderr)
+        print(
+            f"score: the bundle does not verify ({len(problems)} problems); nothing was scored",
+            file=sys.stderr,
+        )
+        return 1
     results = episode_results(bundle.episodes)
     scores = score_json(results)
     behaviour = behaviour_json(bundle.episodes)

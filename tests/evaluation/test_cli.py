@@ -157,3 +157,19 @@ def test_help_lists_every_subcommand(capsys):
     out = capsys.readouterr().out
     for command in ("scenes", "render", "gallery", "prompt", "run", "verify", "score"):
         assert f"    {command} " in out, command
+
+
+def test_score_refuses_a_bundle_that_does_not_verify_and_prints_no_scores(tmp_path, capsys):
+    out = tmp_path / "random.jsonl"
+    assert (
+        main(["run", "--agent", "random", "--scenes", "robot", "--levels", "0", "--out", str(out)])
+        == 0
+    )
+    lines = out.read_text().splitlines()
+    # A duplicated episode: the scores it claims would count one scene twice.
+    out.write_text("\n".join([*lines, lines[1]]) + "\n")
+    capsys.readouterr()
+    assert main(["score", str(out), "--json"]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert "does not verify" in printed.err and "nothing was scored" in printed.err
