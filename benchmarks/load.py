@@ -1,13 +1,13 @@
 """Load benchmark: requests/s and latency of four pages under gunicorn, on loopback.
 
-Builds a throwaway data directory like ``benchmarks/leaderboard.py`` (BENCH_ENTRIES synthetic
-model entries, default 200, each with a 264-episode random-agent run imported through the real
-services, plus the paper's results), starts ``gunicorn --workers 2 --threads 4`` on a free
-127.0.0.1 port, and for each URL and each number of concurrent clients (threads, one
-keep-alive connection each) sends requests for BENCH_WARMUP_S seconds (not counted), then
-until BENCH_SECONDS have passed or BENCH_MAX_REQUESTS were answered. Every response must be a
-200. The clients run on the same machine as the server and share its cores: the figures are
-for comparing code, not a capacity estimate.
+Builds a throwaway data directory (``build_data_dir``, shared with
+``benchmarks/leaderboard.py``: BENCH_ENTRIES synthetic model entries, default 200, each with a
+264-episode random-agent run imported through the real services, plus the paper's results),
+starts ``gunicorn --workers 2 --threads 4`` on a free 127.0.0.1 port, and for each URL and each
+number of concurrent clients (threads, one keep-alive connection each) sends requests for
+BENCH_WARMUP_S seconds (not counted), then until BENCH_SECONDS have passed or BENCH_MAX_REQUESTS
+were answered. Every response must be a 200. The clients run on the same machine as the server
+and share its cores: the figures are for comparing code, not a capacity estimate.
 
 Settings (environment): BENCH_ENTRIES, BENCH_SECONDS (10), BENCH_WARMUP_S (2),
 BENCH_MAX_REQUESTS (20000), BENCH_CLIENTS (``1,8,32``), BENCH_URLS (comma-separated).
