@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 
@@ -275,6 +276,17 @@ def build_spec(
     return spec
 
 
+@lru_cache(maxsize=8)
+def compiled_model(scene: Scene, *, mirror: bool, max_size: int, antialias: bool) -> mujoco.MjModel:
+    """Return the compiled model of ``scene``, built once per process for the last few scenes.
+
+    Compiling takes about a second (meshes, textures); a model is never changed after it is
+    compiled (the hand moves in each renderer's own MjData), so renderers of one scene share it,
+    across threads too.
+    """
+    return build_spec(scene, mirror=mirror, max_size=max_size, antialias=antialias).compile()
+
+
 def _strip_other_reflections(spec: mujoco.MjSpec, keep: str | None) -> None:
     """MuJoCo reflects only in the first reflective geom: no material but the mirror's reflects."""
     for material in spec.materials:
@@ -313,9 +325,9 @@ class MujocoRenderer:
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
         self._close_renderers()
         self._scene, self._mirror = scene, mirror
-        self._model = build_spec(
+        self._model = compiled_model(
             scene, mirror=mirror, max_size=self._max_size, antialias=self.antialias
-        ).compile()
+        )
         self._data = mujoco.MjData(self._model)
         self.set_hand((0, 0, 0))
 
