@@ -58,10 +58,14 @@ def get_item(mapping: Any, key: Any) -> Any:
 
 
 @register.filter
-def minutes(value: Any) -> str:
-    """A duration (timedelta) as whole minutes in words: "15 minutes", "1 minute"."""
+def duration(value: Any) -> str:
+    """A wait (a timedelta, or seconds) in words: "45 seconds" under two minutes, else whole
+    minutes ("15 minutes", "60 minutes")."""
+    seconds = value.total_seconds() if hasattr(value, "total_seconds") else value
     try:
-        total = max(1, round(value.total_seconds() / 60))
-    except AttributeError:
+        seconds = max(1, round(float(seconds)))
+    except (TypeError, ValueError):
         return ""
-    return f"{total} minute{'s' if total != 1 else ''}"
+    if seconds < 120:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return f"{round(seconds / 60)} minutes"

@@ -89,6 +89,7 @@ def test_the_evaluations_api_is_throttled_per_user(client, alice, bob, settings,
     # The form counts against the same rate.
     page = client.post("/evaluate/", form_data(entry_name="Alice's"))
     assert page.status_code == 429 and "Too many requests" in page.content.decode()
+    assert "Try again\nin 60 minutes." in page.content.decode()  # 2/hour: about an hour to wait
     assert int(page["Retry-After"]) > 0
     assert Run.objects.count() == 2
     client.force_login(bob)  # another user has a rate of his own
@@ -142,3 +143,16 @@ def test_a_json_body_that_is_not_an_object_is_a_400(client, alice, body):
     response = client.post("/api/evaluations/", body, content_type="application/json")
     assert response.status_code == 400, response.content
     assert Run.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [(1, "1 second"), (45.2, "45 seconds"), (119, "119 seconds"), (3593, "60 minutes")],
+)
+def test_a_wait_reads_in_seconds_or_minutes(value, words):
+    from datetime import timedelta
+
+    from leaderboard.templatetags.leaderboard_extras import duration
+
+    assert duration(value) == words
+    assert duration(timedelta(seconds=value)) == words
