@@ -351,17 +351,76 @@ def cognitive_stability(results: Iterable[EpisodeResult]) -> float | None:
     Raises:
         ValueError: If the episodes cannot be aggregated together.
     """
-    by_scene: dict[str, dict[int, Fraction]] = {}
+    terms = _stability_terms(results)
+    if not terms:
+        return None
+    return sum(terms.values()) / len(terms)
+
+
+def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], int]:
+    """Return each scene's sum of sign terms of equation 1, keyed by (track, scene id).
+
+    Only scenes with a completed episode at all four levels have one (see
+    ``cognitive_stability``).
+    """
+    by_scene: dict[tuple[str, str], dict[int, Fraction]] = {}
     for result in _completed(results):
         tsr, sir, fcr, pcr, _, _ = _exact_metrics(result.distances, D_TH)
-        by_scene.setdefault(result.scene_id, {})[result.level] = (tsr + sir + fcr + pcr) / 4
-    scenes = [scores for scores in by_scene.values() if len(scores) == len(LEVELS)]
-    if not scenes:
+        key = (result.track, result.scene_id)
+        by_scene.setdefault(key, {})[result.level] = (tsr + sir + fcr + pcr) / 4
+    return {
+        key: sum(_sign(scores[level] - scores[level + 1]) for level in LEVELS[:-1])
+        for key, scores in by_scene.items()
+        if len(scores) == len(LEVELS)
+    }
+
+
+def cognitive_stability_ci(
+    results: Iterable[EpisodeResult],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Interval | None:
+    """Return a percentile bootstrap confidence interval for ``cognitive_stability``.
+
+    The resampling unit is the scene, as in ``bootstrap_ci``: the scenes of ``S`` (those with
+    a completed episode at all four levels) are drawn with replacement within their track, so
+    each resample keeps the track sizes of ``S``, and CS is the mean of the drawn scenes' sign
+    sums. The interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+    percentiles (linear interpolation) of the resampled values.
+
+    Args:
+        results: A model's episodes.
+        n_resamples: Number of bootstrap resamples.
+        seed: Seed of the random generator; the same seed gives the same interval.
+        confidence: Coverage of the interval, in (0, 1).
+
+    Returns:
+        ``(low, high)``, or None when ``cognitive_stability`` is None.
+
+    Raises:
+        ValueError: If ``n_resamples`` < 1, ``confidence`` is outside (0, 1), or the episodes
+            cannot be aggregated together.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    terms = _stability_terms(results)
+    if not terms:
         return None
-    total = sum(
-        _sign(scores[level] - scores[level + 1]) for scores in scenes for level in LEVELS[:-1]
-    )
-    return total / len(scenes)
+    rng = np.random.default_rng(seed)
+    totals = np.zeros(n_resamples)
+    for track in EPISODE_TRACKS:
+        values = np.array([t for (tr, _), t in sorted(terms.items()) if tr == track], float)
+        n = len(values)
+        if n:
+            # How many times each scene is drawn in each resample: n draws with replacement.
+            counts = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples)
+            totals += counts @ values
+    samples = totals / len(terms)
+    low, high = np.percentile(samples, [50 * (1 - confidence), 50 * (1 + confidence)])
+    return float(low), float(high)
 
 
 def bootstrap_ci(

@@ -11,6 +11,7 @@ from evaluation.metrics import (
     EpisodeResult,
     bootstrap_ci,
     cognitive_stability,
+    cognitive_stability_ci,
     episode_score,
     level_table,
     level_tables,
@@ -390,6 +391,61 @@ def test_cognitive_stability_compares_scores_exactly():
     # Both AVGs are exactly -3/40, but summing their float metrics rounds them apart.
     first, second = (3, 3, 3, 4, 3, 4), (3, 2, 2, 3, 4, 5)
     assert cognitive_stability(scene_levels("a", [first, second, first, second])) == 0.0
+
+
+def test_cognitive_stability_of_a_hand_computed_example_follows_appendix_a_a():
+    # Scene a: 1 -> 0.375 -> 0.375 -> 0 gives +1 + 0 + 1 = 2.
+    # Scene b: 0 -> 0.375 -> -0.25 -> 1 gives -1 + 1 - 1 = -1.
+    # Scene r: 0.375 -> 0 -> -0.25 -> -0.25 gives +1 + 1 + 0 = 2.
+    # CS = (2 - 1 + 2) / 3 = 1.
+    results = scene_levels("a", [AVG_1, AVG_0375, AVG_0375, AVG_0])
+    results += scene_levels("b", [AVG_0, AVG_0375, AVG_MINUS_025, AVG_1])
+    results += scene_levels("r", [AVG_0375, AVG_0, AVG_MINUS_025, AVG_MINUS_025], track="Robot")
+    assert cognitive_stability(results) == 1.0
+
+
+# Cognitive stability: bootstrap interval
+
+
+def test_the_stability_interval_holds_the_point_estimate_and_is_seeded():
+    results = model_run(np.random.RandomState(3))
+    point = cognitive_stability(results)
+    low, high = cognitive_stability_ci(results, n_resamples=500, seed=1)
+    assert low <= point <= high
+    assert low < high
+    assert cognitive_stability_ci(results, n_resamples=500, seed=1) == (low, high)
+    assert cognitive_stability_ci(results, n_resamples=500, seed=2) != (low, high)
+    assert -3 <= low and high <= 3
+
+
+def test_the_stability_interval_resamples_scenes_within_their_track():
+    # Every Human scene declines at every level (3), every Robot scene rises (-3): drawn within
+    # their tracks, two Human scenes and one Robot scene always give (3 + 3 - 3) / 3 = 1.
+    results = scene_levels("a", [AVG_1, AVG_0375, AVG_0, AVG_MINUS_025])
+    results += scene_levels("b", [AVG_1, AVG_0375, AVG_0, AVG_MINUS_025])
+    results += scene_levels("r", [AVG_MINUS_025, AVG_0, AVG_0375, AVG_1], track="Robot")
+    assert cognitive_stability(results) == 1.0
+    assert cognitive_stability_ci(results, n_resamples=200) == (1.0, 1.0)
+
+
+def test_the_stability_interval_narrows_with_lower_confidence():
+    results = model_run(np.random.RandomState(5))
+    wide = cognitive_stability_ci(results, n_resamples=400, confidence=0.95)
+    narrow = cognitive_stability_ci(results, n_resamples=400, confidence=0.5)
+    assert wide[0] <= narrow[0] <= narrow[1] <= wide[1]
+
+
+def test_the_stability_interval_is_none_without_a_scene_at_every_level():
+    results = scene_levels("a", [AVG_1, AVG_0375, AVG_0])
+    assert cognitive_stability_ci(results) is None
+    assert cognitive_stability_ci([]) is None
+
+
+@pytest.mark.parametrize(("n_resamples", "confidence"), [(0, 0.95), (10, 0.0), (10, 1.0)])
+def test_the_stability_interval_refuses_bad_arguments(n_resamples, confidence):
+    results = scene_levels("a", [AVG_1, AVG_0375, AVG_0, AVG_MINUS_025])
+    with pytest.raises(ValueError):
+        cognitive_stability_ci(results, n_resamples=n_resamples, confidence=confidence)
 
 
 # Bootstrap confidence intervals
