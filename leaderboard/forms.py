@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.validators import MaxValueValidator
 
 from evaluation.registry import PROVIDERS
 from leaderboard.models import ModelEntry, Run
@@ -94,3 +95,57 @@ class HostedEvaluationForm(forms.Form):
     )
     scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all")
     private = forms.BooleanField(required=False, label="Keep this run private")
+
+
+class EpisodeListForm(forms.Form):
+    """The GET parameters of a run's episode list: all optional."""
+
+    level = forms.TypedChoiceField(
+        choices=[("", "All levels")] + [(str(level), f"Level {level}") for level in range(4)],
+        coerce=int,
+        empty_value=None,
+        required=False,
+    )
+    track = forms.ChoiceField(
+        choices=[("", "Both tracks"), ("human", "Human"), ("robot", "Robot")], required=False
+    )
+    outcome = forms.ChoiceField(
+        choices=[
+            ("", "Any outcome"),
+            ("success", "Reached the mark"),
+            ("failure", "Did not reach it"),
+            ("confused", "Mirror-confused"),
+            ("error", "Ended in error"),
+        ],
+        required=False,
+    )
+    scene = forms.CharField(required=False, max_length=100, label="Scene")
+    page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+    def __init__(self, *args: object, scene_ids: list[str] | None = None, **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._scene_ids = scene_ids or []
+
+    def clean_scene(self) -> str:
+        scene = (self.cleaned_data.get("scene") or "").strip()
+        if scene and scene not in self._scene_ids:
+            raise forms.ValidationError(
+                f"expected one of this run's scene ids (e.g. {self._scene_ids[0]}), got {scene!r}"
+                if self._scene_ids
+                else "this run has no episodes"
+            )
+        return scene
+
+
+class ReplayStepForm(forms.Form):
+    """``?step=N`` of a replay: which view to open (0 is the start)."""
+
+    step = forms.IntegerField(required=False, min_value=0)
+
+    def __init__(self, *args: object, last: int, **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["step"].validators.append(
+            MaxValueValidator(
+                last, message=f"expected a step from 0 to {last} (this episode's last view)"
+            )
+        )

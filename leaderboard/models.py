@@ -12,7 +12,9 @@ from django.conf import settings
 from django.db import models
 
 from evaluation.bundle import METRIC_KEYS, episode_record
+from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
+from simulation.catalogue import UnknownSceneError
 from simulation.versions import BENCHMARK_VERSION
 
 
@@ -157,6 +159,15 @@ class Run(models.Model):
         help_text="Shown on the leaderboard: the newest complete public run of its model and "
         "source.",
     )
+    cognitive_stability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Cognitive stability (the paper's appendix A-A) over the run's scenes, computed "
+        "with the scores; empty for reported runs, which have no per-scene results.",
+    )
+    cognitive_stability_ci = models.JSONField(
+        null=True, blank=True, help_text="Its 95% bootstrap interval over scenes: [low, high]."
+    )
     agent = models.CharField(max_length=300, blank=True)
     citation = models.TextField(blank=True, help_text="Where reported results come from.")
     metadata = models.JSONField(default=dict, blank=True, help_text="The results bundle's header.")
@@ -166,6 +177,12 @@ class Run(models.Model):
         help_text="For runs evaluated here: agent, base URL, levels, scenes, seed, image size.",
     )
     error = models.TextField(blank=True, help_text="Why a run failed.")
+    behaviour = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Mirror-self confusion, bad-response and collision rates per level and track "
+        "(evaluation.confusion.behaviour_json), computed with the scores.",
+    )
     episodes_expected = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
@@ -210,6 +227,16 @@ class Episode(models.Model):
     success = models.BooleanField(default=False)
     distances = models.JSONField(default=list)
     steps_taken = models.PositiveSmallIntegerField(default=0)
+    confusion_rate = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Share of executed moves towards the mark's mirror image and away from the mark.",
+    )
+    mirror_confused = models.BooleanField(
+        default=False, help_text="The episode is dominated by mirror-self confusion."
+    )
+    bad_responses = models.PositiveSmallIntegerField(default=0)
+    collisions = models.PositiveSmallIntegerField(default=0)
     tsr = models.FloatField(null=True)
     sir = models.FloatField(null=True)
     fcr = models.FloatField(null=True)
@@ -238,6 +265,10 @@ class Episode(models.Model):
         metrics = record["metrics"] or dict.fromkeys(METRIC_KEYS)
         error = record.get("error") or ""
         summary = error_summary(error)
+        try:
+            behaviour = episode_behaviour(record)
+        except UnknownSceneError:  # a retired scene set's episode: no mirror image to aim at
+            behaviour = None
         return {
             "status": record["status"],
             "error": error,
@@ -246,6 +277,10 @@ class Episode(models.Model):
             "success": record["success"],
             "distances": record["distances"],
             "steps_taken": len(record["steps"]),
+            "confusion_rate": behaviour.confusion_rate if behaviour else None,
+            "mirror_confused": behaviour.mirror_confused if behaviour else False,
+            "bad_responses": behaviour.bad_responses if behaviour else 0,
+            "collisions": behaviour.collisions if behaviour else 0,
             **{m: metrics[m] for m in METRIC_KEYS},
         }
 
@@ -405,3 +440,32 @@ class ProviderWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} window {self.window}: {self.count}"
+
+
+class Frame(models.Model):
+    """A frame that a stored episode or the scene gallery shows, by its content key.
+
+    The key (``simulation.render.frame_key``) names the pixels: scene, hand cell, size, mirror
+    and renderer build. A row is registered before anything is rendered, so only frames of
+    stored episodes (and the gallery's) can ever be asked for or rendered; the files exist
+    once ``stored`` is set (``services.frames.frame_store``): the lossless PNG the model saw,
+    a WebP for the viewer and a small WebP thumbnail.
+    """
+
+    key = models.CharField(max_length=40, primary_key=True)
+    scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="frames")
+    cell = models.JSONField(help_text="The hand's grid offset from its start: [x, y, z].")
+    size = models.PositiveSmallIntegerField()
+    mirror = models.BooleanField(default=True, help_text="False for the no-mirror control.")
+    renderer = models.CharField(max_length=100, help_text="simulation.render.renderer_version()")
+    png_bytes = models.PositiveIntegerField(null=True, blank=True)
+    webp_bytes = models.PositiveIntegerField(null=True, blank=True)
+    thumb_bytes = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    stored = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["stored"])]
+
+    def __str__(self) -> str:
+        return f"frame {self.key} ({self.scene} at {self.cell})"

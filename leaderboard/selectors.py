@@ -21,16 +21,27 @@ from leaderboard.models import (
     ModelEntry,
     Run,
     RunScore,
+    Scene,
     Step,
 )
 from simulation.dynamics import Vec3
+from simulation.render import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 TABLES = ("overall", "0", "1", "2", "3")
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
-CSV_COLUMNS = ["rank", "model", "kind", "params_b", "source", *SCORE_COLUMNS]
-SORT_KEYS = ("rank", "model", "params_b", *SCORE_COLUMNS)
-_INFO = ["run_id", "model", "slug", "kind", "params_b", "organisation", "source"]
+CSV_COLUMNS = ["rank", "model", "kind", "params_b", "source", *SCORE_COLUMNS, "cognitive_stability"]
+SORT_KEYS = ("rank", "model", "params_b", *SCORE_COLUMNS, "cognitive_stability")
+_INFO = [
+    "run_id",
+    "model",
+    "slug",
+    "kind",
+    "params_b",
+    "organisation",
+    "source",
+    "cognitive_stability",
+]
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         "ci",
         "episodes",
         "run__source",
+        "run__cognitive_stability",
         "run__model_entry__name",
         "run__model_entry__slug",
         "run__model_entry__kind",
@@ -140,6 +152,8 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 "params_b": v["run__model_entry__params_b"],
                 "organisation": v["run__model_entry__organisation"],
                 "source": v["run__source"],
+                # Stored with the scores (services.scores); None without per-scene results.
+                "cognitive_stability": v["run__cognitive_stability"],
             },
         )
         track = v["track"]
@@ -338,12 +352,6 @@ def run_visible(*, run_id: int, user: Any) -> Run:
     return Run.objects.select_related("model_entry", "benchmark").get(visible, pk=run_id)
 
 
-def run_episodes(*, run_id: int, user: Any = None) -> tuple[Run, QuerySet[Episode]]:
-    """Return a run the user may see and its episodes with their scenes (two queries)."""
-    run = run_visible(run_id=run_id, user=user)
-    return run, run.episodes.select_related("scene").order_by("level", "scene_id")
-
-
 def scores_prefetch() -> Prefetch[Any]:
     """Return the prefetch of a run's scores in table and track order."""
     return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
@@ -441,6 +449,29 @@ def run_results(*, run: Run) -> list[EpisodeResult]:
             status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR]
         )
     ]
+
+
+def run_behaviour_records(*, run: Run) -> list[dict[str, Any]]:
+    """Return a run's episodes as the records ``evaluation.confusion`` reads (two queries)."""
+    records: dict[int, dict[str, Any]] = {}
+    for pk, scene_id, track, level, status in run.episodes.values_list(
+        "pk", "scene__scene_id", "scene__track", "level", "status"
+    ):
+        records[pk] = {
+            "scene_id": scene_id,
+            "track": track,
+            "level": level,
+            "status": status,
+            "steps": [],
+        }
+    steps = Step.objects.filter(episode__run=run).order_by("episode_id", "index")
+    for episode_id, option, executed, cell in steps.values_list(
+        "episode_id", "option", "executed", "hand_cell"
+    ):
+        records[episode_id]["steps"].append(
+            {"option": option, "executed": executed, "hand_cell": cell}
+        )
+    return list(records.values())
 
 
 def run_progress(*, run: Run) -> dict[str, Any]:
@@ -566,16 +597,50 @@ def episodes_stale(*, now: Any = None) -> list[int]:
     return sorted({*silent, *forgotten})
 
 
-def frame_path(key: str, extension: str) -> str:
-    """Return the storage path of a frame: ``frames/ab/<key>.<ext>`` (sharded by prefix)."""
-    return f"frames/{key[:2]}/{key}.{extension}"
+FRAME_VARIANTS = ("png", "webp", "thumb")
+"""A stored frame's files: the lossless PNG a model saw, the viewer's WebP, a list thumbnail."""
+_FRAME_SUFFIX = {"png": "png", "webp": "webp", "thumb": "thumb.webp"}
+
+
+def frame_path(key: str, variant: str) -> str:
+    """Return the storage path of a frame's file: ``frames/ab/<key>.<suffix>`` (sharded)."""
+    return f"frames/{key[:2]}/{key}.{_FRAME_SUFFIX[variant]}"
 
 
 def frame_exists(key: str) -> bool:
-    """Return whether both files of a frame are stored."""
-    return default_storage.exists(frame_path(key, "png")) and default_storage.exists(
-        frame_path(key, "webp")
-    )
+    """Return whether every file of a frame is stored."""
+    return all(default_storage.exists(frame_path(key, v)) for v in FRAME_VARIANTS)
+
+
+def run_image_size(run: Run) -> int:
+    """Return the side of the images of a run: its spec's, else its bundle header's."""
+    if run.spec and run.spec.get("image_size"):
+        return int(run.spec["image_size"])
+    return int((run.metadata or {}).get("renderer", {}).get("image_size", DEFAULT_SIZE))
+
+
+def run_final_cells(*, run_id: int) -> dict[str, list[Vec3]]:
+    """Return, per scene of a run, the distinct hand cells its episodes ended at."""
+    last: dict[int, tuple[int, list[int]]] = {}
+    for episode_id, index, cell in Step.objects.filter(episode__run_id=run_id).values_list(
+        "episode_id", "index", "hand_cell"
+    ):
+        if episode_id not in last or index > last[episode_id][0]:
+            last[episode_id] = (index, cell)
+    cells: dict[str, list[Vec3]] = {}
+    for episode_id, scene_id in Episode.objects.filter(run_id=run_id).values_list(
+        "pk", "scene__scene_id"
+    ):
+        x, y, z = last[episode_id][1] if episode_id in last else (0, 0, 0)
+        found = cells.setdefault(scene_id, [])
+        if (x, y, z) not in found:
+            found.append((x, y, z))
+    return cells
+
+
+def gallery_scenes(*, version: str = BENCHMARK_VERSION) -> QuerySet[Scene]:
+    """Return the scenes of a benchmark version, in catalogue order."""
+    return Scene.objects.filter(benchmark__name=version).order_by("id")
 
 
 def episode_cells(episode: Episode) -> list[Vec3]:

@@ -51,20 +51,41 @@ def episodes_requeue_stale() -> int:
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
-def run_render_frames(run_id: int, size: int) -> int:
-    """Queue one frame task per scene of a finished run (render queue); return how many."""
-    from leaderboard.selectors import run_scene_cells
+def run_render_frames(run_id: int, size: int | None = None) -> int:
+    """Register a finished run's frames and queue its eager ones, a task per scene (render queue).
 
-    scenes = run_scene_cells(run_id=run_id)
-    for scene_id, cells in scenes.items():
-        scene_render_frames.delay(scene_id, [list(c) for c in dict.fromkeys(cells)], size)
-    return len(scenes)
+    Eager frames are each scene's start view and each episode's final view (the thumbnails and
+    every replay's first frame); a replay renders the rest when opened. ``size`` is ignored
+    (the run's own image size is used); it stays for tasks queued by older releases.
+    """
+    from leaderboard.models import Frame, Run
+    from leaderboard.services.frames import run_eager_frame_keys, run_frames_register
+
+    run = Run.objects.get(pk=run_id)
+    run_frames_register(run=run)
+    by_scene: dict[int, list[str]] = {}
+    for key, scene in Frame.objects.filter(pk__in=run_eager_frame_keys(run=run)).values_list(
+        "pk", "scene_id"
+    ):
+        by_scene.setdefault(scene, []).append(key)
+    for keys in by_scene.values():
+        frames_render_keys.delay(keys)
+    return len(by_scene)
 
 
-@shared_task(acks_late=True)
-def scene_render_frames(scene_id: str, cells: list[list[int]], size: int) -> dict[str, int]:
-    """Render and store the missing frames of one scene (render queue)."""
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+def episode_render_frames(episode_id: int) -> dict[str, int]:
+    """Render the missing frames of one episode, for a replay that is being watched."""
+    from leaderboard.services.frames import episode_frames_render
+
+    count = episode_frames_render(episode_id=episode_id)
+    return {"rendered": count.rendered, "reused": count.reused}
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+def frames_render_keys(keys: list[str]) -> dict[str, int]:
+    """Render and store the registered frames ``keys`` that are missing (render queue)."""
     from leaderboard.services.frames import frames_render
 
-    count = frames_render(scene_id=scene_id, cells=[(c[0], c[1], c[2]) for c in cells], size=size)
+    count = frames_render(keys)
     return {"rendered": count.rendered, "reused": count.reused}

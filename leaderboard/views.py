@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS
+from leaderboard import chart_views
 from leaderboard.exports import csv_response
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
 from leaderboard.models import ModelEntry, Run
@@ -21,7 +22,6 @@ from leaderboard.selectors import (
     model_entry_detail,
     run_avg_by_level,
     run_bundle,
-    run_episodes,
     run_owned,
     run_progress,
     run_tables,
@@ -131,6 +131,7 @@ def tracks(request: HttpRequest) -> HttpResponse:
         "tabs": TABS,
         "table": "tracks",
         "query": request.GET.urlencode(),
+        "chart": chart_views.tracks_chart(page=page, request=request),
         **_version_context(version),
     }
     return render(request, "leaderboard/tracks.html", context)
@@ -154,21 +155,32 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
     except ModelEntry.DoesNotExist:
         raise Http404(f"no model entry {slug!r}") from None
     runs = [{"run": run, "tables": run_tables(run)} for run in entry.runs.all()]
-    return render(
-        request,
-        "leaderboard/model.html",
-        {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS},
-    )
+    context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
+    context.update(chart_views.model_charts_context(entry=entry))
+    return render(request, "leaderboard/model.html", context)
 
 
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    from leaderboard.replay_selectors import run_behaviour_rows
+    from leaderboard.replay_views import CONFUSION_TEXT, run_episode_list
+
     try:
-        run, episodes = run_episodes(run_id=run_id, user=request.user)
+        run = run_visible(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
+    episodes = run_episode_list(request, run)
+    if "episode_errors" in episodes:
+        return render(
+            request,
+            "leaderboard/bad_request.html",
+            {"errors": episodes["episode_errors"].items()},
+            status=400,
+        )
     context = {
         "run": run,
-        "episodes": episodes,
+        **episodes,
+        "behaviour": run_behaviour_rows(run),
+        "confusion_text": CONFUSION_TEXT,
         "avg_by_level": run_avg_by_level(run=run),
         "active": run.status in ACTIVE,
         "can_cancel": run.status in ACTIVE

@@ -181,6 +181,12 @@ LOGIN_REDIRECT_URL = "/"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the installed plotly package (vendor/plotly.min.js), never a CDN.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "mirrorbench_site.static.PlotlyFinder",
+]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 # Hashed, compressed static files, once `collectstatic` has filled STATIC_ROOT.
 MIRRORBENCH_MANIFEST_STATIC = envbool("MIRRORBENCH_MANIFEST_STATIC", False)
@@ -294,7 +300,8 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.episode_evaluate": {"queue": "models"},
     "leaderboard.tasks.episodes_requeue_stale": {"queue": "models"},
     "leaderboard.tasks.run_render_frames": {"queue": "render"},
-    "leaderboard.tasks.scene_render_frames": {"queue": "render"},
+    "leaderboard.tasks.episode_render_frames": {"queue": "render"},
+    "leaderboard.tasks.frames_render_keys": {"queue": "render"},
 }
 # Time limits per queue, in seconds: a soft limit raises SoftTimeLimitExceeded in the task
 # (a cut-off episode stays running and the stale-episode check hands it to a new task), the

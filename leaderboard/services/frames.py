@@ -1,39 +1,226 @@
-"""Writes: rendered frames, content-addressed PNG + WebP in Django storage (local or S3)."""
+"""Writes: frames, registered by content key and stored as PNG + WebP (+ thumbnail) in storage.
+
+A frame is *registered* (a ``Frame`` row) when a stored episode or the scene gallery shows it,
+and *stored* once its files exist. Only registered frames can be served or rendered, so no
+request can make the server render an arbitrary view.
+
+Rendering happens in three places, all through ``frames_render``:
+
+* the render worker (``render`` queue): what is rendered eagerly when a run finishes (each
+  episode's start and final views: the thumbnails and the gallery) and, when a replay asks for
+  an episode with missing frames, the rest of that episode;
+* the web process, for the one frame a replay is waiting for (``frame_render_now``): a single
+  rendering thread per process keeps its renderer between requests;
+* a model run's own episodes, which store every frame the model is shown as it is shown.
+"""
 
 from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 from PIL import Image
 
-from leaderboard.models import Episode
-from leaderboard.selectors import episode_cells, frame_exists, frame_path
-from simulation.catalogue import Scene, get_scene
-from simulation.dynamics import Vec3
+from leaderboard.models import Episode, Frame, Run, Scene
+from leaderboard.selectors import (
+    FRAME_VARIANTS,
+    episode_cells,
+    frame_exists,
+    frame_path,
+    run_image_size,
+    run_scene_cells,
+)
+from simulation.catalogue import Scene as CatalogueScene
+from simulation.catalogue import get_scene
+from simulation.dynamics import Vec3, goal_cell
 from simulation.render import Renderer, frame_key, renderer_version
 
 WEBP_QUALITY = 80
+THUMB_SIZE = 256
+THUMB_QUALITY = 70
+RENDER_WAIT_S = 60.0
+"""How long a web request waits for the frame it asked for before answering 503."""
+
+
+def _webp(image: Image.Image, quality: int) -> bytes:
+    buffer = io.BytesIO()
+    # method 1: a fast encoder setting; a viewer's WebP need not be the smallest possible.
+    image.save(buffer, format="WEBP", quality=quality, method=1)
+    return buffer.getvalue()
 
 
 def frame_store(*, key: str, png: bytes) -> bool:
-    """Store a frame's PNG and its WebP under its key; return False if it was already there."""
+    """Store a frame's PNG, WebP and thumbnail under its key; return False if already there.
+
+    The PNG is the lossless image a model was shown; the WebP (quality 80) is what the viewer
+    loads and the thumbnail (256 px) what episode lists show. A registered row records the
+    bytes of each and when they were stored.
+    """
     if frame_exists(key):
+        _mark_stored(key)
         return False
-    webp = io.BytesIO()
-    # method 1: a fast encoder setting; a viewer's WebP need not be the smallest possible.
-    Image.open(io.BytesIO(png)).convert("RGB").save(
-        webp, format="WEBP", quality=WEBP_QUALITY, method=1
-    )
-    for extension, data in (("png", png), ("webp", webp.getvalue())):
-        path = frame_path(key, extension)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    thumb = image.copy()
+    thumb.thumbnail((THUMB_SIZE, THUMB_SIZE))
+    files = {"png": png, "webp": _webp(image, WEBP_QUALITY), "thumb": _webp(thumb, THUMB_QUALITY)}
+    # The PNG goes last: frame_exists checks for it, so a half-written frame is not "stored".
+    for variant in ("thumb", "webp", "png"):
+        path = frame_path(key, variant)
         if not default_storage.exists(path):
-            default_storage.save(path, ContentFile(data))
+            default_storage.save(path, ContentFile(files[variant]))
+    Frame.objects.filter(pk=key).update(
+        png_bytes=len(files["png"]),
+        webp_bytes=len(files["webp"]),
+        thumb_bytes=len(files["thumb"]),
+        stored=timezone.now(),
+    )
     return True
+
+
+def _mark_stored(key: str) -> None:
+    """Record that a frame found in storage is stored (its row may predate the files)."""
+    if not Frame.objects.filter(pk=key, stored__isnull=True).exists():
+        return
+    sizes = {}
+    for variant in FRAME_VARIANTS:
+        try:
+            sizes[f"{variant}_bytes"] = default_storage.size(frame_path(key, variant))
+        except (OSError, NotImplementedError):
+            sizes[f"{variant}_bytes"] = None
+    Frame.objects.filter(pk=key).update(stored=timezone.now(), **sizes)
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """What a frame shows: a scene (its row), a hand cell, a size, with or without the mirror."""
+
+    scene: Scene
+    cell: Vec3
+    size: int
+    mirror: bool = True
+
+    @property
+    def key(self) -> str:
+        return frame_key(
+            renderer_version(), self.scene.scene_id, self.cell, self.size, mirror=self.mirror
+        )
+
+
+def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
+    """Register frames (idempotent) under today's renderer; return their keys in order.
+
+    Frames already in storage (a model run stores what it is shown) are marked stored.
+    """
+    specs = list(specs)
+    keys = [spec.key for spec in specs]
+    known = set(Frame.objects.filter(pk__in=keys).values_list("pk", flat=True))
+    version = renderer_version()
+    new = {
+        key: Frame(
+            key=key,
+            scene=spec.scene,
+            cell=list(spec.cell),
+            size=spec.size,
+            mirror=spec.mirror,
+            renderer=version,
+        )
+        for key, spec in zip(keys, specs, strict=True)
+        if key not in known
+    }
+    Frame.objects.bulk_create(new.values(), ignore_conflicts=True)
+    for key in new:
+        if frame_exists(key):
+            _mark_stored(key)
+    return keys
+
+
+def episode_frames_register(episode: Episode) -> list[str]:
+    """Register the frames of an episode: its start view, then the view after each step."""
+    size = run_image_size(episode.run)
+    return frames_register(FrameSpec(episode.scene, cell, size) for cell in episode_cells(episode))
+
+
+def run_frames_register(*, run: Run) -> list[str]:
+    """Register the frames of every episode of a run (a few queries); return the keys."""
+    size = run_image_size(run)
+    scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
+    specs = [
+        FrameSpec(scenes[scene_id], cell, size)
+        for scene_id, cells in run_scene_cells(run_id=run.pk).items()
+        for cell in dict.fromkeys(cells)
+    ]
+    return frames_register(specs)
+
+
+def run_eager_frame_keys(*, run: Run) -> list[str]:
+    """Return the keys of the frames rendered eagerly when a run finishes.
+
+    Each scene's start view and each episode's final view: the thumbnails of the episode
+    lists and the first frame of every replay. A replay renders the rest when it is opened.
+    """
+    size = run_image_size(run)
+    scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
+    specs = [FrameSpec(scene, (0, 0, 0), size) for scene in scenes.values()]
+    for scene_id, cells in run_final_cells(run=run).items():
+        specs += [FrameSpec(scenes[scene_id], cell, size) for cell in cells]
+    return list(dict.fromkeys(frames_register(specs)))
+
+
+def run_frames_queue(*, run: Run) -> None:
+    """Once the transaction commits, queue the registration and eager frames of ``run``."""
+    from leaderboard.tasks import run_render_frames
+
+    run_id = run.pk
+    transaction.on_commit(lambda: run_render_frames.delay(run_id))
+
+
+QUEUED_FOR_S = 600
+"""An episode queued for rendering is not queued again for this long."""
+
+
+def episode_frames_queue(*, episode: Episode) -> bool:
+    """Queue the rest of an episode's frames on the render queue; return whether it was queued.
+
+    At most once per ``QUEUED_FOR_S`` per episode, however many replays of it are open.
+    """
+    from django.core.cache import cache
+
+    from leaderboard.tasks import episode_render_frames
+
+    if not cache.add(f"frames-queued:{episode.pk}", 1, QUEUED_FOR_S):
+        return False
+    episode_render_frames.delay(episode.pk)
+    return True
+
+
+def run_final_cells(*, run: Run) -> dict[str, list[Vec3]]:
+    """Return, per scene of a run, the hand cell each episode ended at."""
+    from leaderboard.selectors import run_final_cells as select
+
+    return select(run_id=run.pk)
+
+
+def gallery_frames_register(*, size: int) -> list[str]:
+    """Register the scene gallery's frames: per scene of this version, start, goal, no mirror."""
+    from leaderboard.selectors import gallery_scenes
+
+    specs = []
+    for scene in gallery_scenes():
+        catalogue = get_scene(scene.scene_id)
+        specs += [
+            FrameSpec(scene, (0, 0, 0), size),
+            FrameSpec(scene, goal_cell(catalogue), size),
+            FrameSpec(scene, (0, 0, 0), size, mirror=False),
+        ]
+    return frames_register(specs)
 
 
 @dataclass
@@ -51,57 +238,91 @@ def _default_renderer() -> Renderer:
 _local = threading.local()
 
 
-def _thread_renderer(scene: Scene, make_renderer: Callable[[], Renderer]) -> Renderer:
+def _thread_renderer(
+    scene: CatalogueScene, mirror: bool, make_renderer: Callable[[], Renderer]
+) -> Renderer:
     """Return this thread's renderer with ``scene`` loaded (an OpenGL context is per thread).
 
-    A render worker keeps one renderer per thread for its whole life and reloads it only when
-    the scene changes: making a context and compiling a scene cost more than a frame.
+    A rendering thread keeps one renderer for its whole life and reloads it only when the
+    scene changes: making a context and compiling a scene cost more than a frame.
     """
     cached = getattr(_local, "renderer", None)
     if cached is None or _local.factory is not make_renderer:
         if cached is not None:
             cached.close()
         cached = make_renderer()
-        _local.renderer, _local.factory, _local.scene_id = cached, make_renderer, None
-    if _local.scene_id != scene.id:
-        cached.load(scene)
-        _local.scene_id = scene.id
+        _local.renderer, _local.factory, _local.loaded = cached, make_renderer, None
+    if _local.loaded != (scene.id, mirror):
+        cached.load(scene, mirror=mirror)
+        _local.loaded = (scene.id, mirror)
     return cached
 
 
 def frames_render(
-    *,
-    scene_id: str,
-    cells: Iterable[Vec3],
-    size: int,
-    make_renderer: Callable[[], Renderer] = _default_renderer,
+    keys: Sequence[str], *, make_renderer: Callable[[], Renderer] = _default_renderer
 ) -> FrameCount:
-    """Render and store the frames of ``scene_id`` at ``cells`` that are not stored yet."""
+    """Render and store the registered frames ``keys`` that are not stored yet.
+
+    Frames of another renderer build (registered before an upgrade) cannot be made here and
+    are skipped. Frames are rendered scene by scene, so each scene is loaded once.
+    """
     from evaluation.runner import encode_png
 
-    scene: Scene = get_scene(scene_id)
-    version = renderer_version()
     count = FrameCount()
-    for cell in dict.fromkeys(cells):
-        key = frame_key(version, scene.id, cell, size)
-        if frame_exists(key):
+    frames = Frame.objects.filter(pk__in=list(keys)).select_related("scene")
+    wanted = sorted(frames, key=lambda f: (f.scene.scene_id, not f.mirror, f.cell))
+    version = renderer_version()
+    for frame in wanted:
+        if frame.renderer != version:
+            continue
+        if frame.stored is not None or frame_exists(frame.key):
+            _mark_stored(frame.key)
             count.reused += 1
             continue
-        renderer = _thread_renderer(scene, make_renderer)
-        renderer.set_hand(cell)
-        frame_store(key=key, png=encode_png(renderer.render(size)))
+        renderer = _thread_renderer(get_scene(frame.scene.scene_id), frame.mirror, make_renderer)
+        x, y, z = frame.cell
+        renderer.set_hand((x, y, z))
+        frame_store(key=frame.key, png=encode_png(renderer.render(frame.size)))
         count.rendered += 1
     return count
 
 
 def episode_frames_render(
-    *, episode_id: int, size: int, make_renderer: Callable[[], Renderer] = _default_renderer
+    *, episode_id: int, make_renderer: Callable[[], Renderer] = _default_renderer
 ) -> FrameCount:
-    """Render and store the frames of an episode that are not stored yet."""
-    episode = Episode.objects.select_related("scene").get(pk=episode_id)
-    return frames_render(
-        scene_id=episode.scene.scene_id,
-        cells=episode_cells(episode),
-        size=size,
-        make_renderer=make_renderer,
+    """Register and render the missing frames of an episode."""
+    episode = Episode.objects.select_related("scene", "run").get(pk=episode_id)
+    return frames_render(episode_frames_register(episode), make_renderer=make_renderer)
+
+
+def frames_unstored(keys: Iterable[str]) -> list[str]:
+    """Return which of ``keys`` are registered, renderable here and not stored yet."""
+    return list(
+        Frame.objects.filter(
+            Q(pk__in=list(keys)), stored__isnull=True, renderer=renderer_version()
+        ).values_list("pk", flat=True)
     )
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _render_pool() -> ThreadPoolExecutor:
+    """The web process's one rendering thread (made on first use, so after a fork)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame-render")
+        return _pool
+
+
+def frame_render_now(key: str, *, timeout_s: float = RENDER_WAIT_S) -> bool:
+    """Render one registered frame in this process's rendering thread and wait for it.
+
+    Returns whether the frame is stored afterwards. Raises ``TimeoutError`` when rendering
+    takes longer than ``timeout_s`` (it goes on, and the next request finds it stored).
+    """
+    future = _render_pool().submit(frames_render, [key])
+    future.result(timeout=timeout_s)
+    return Frame.objects.filter(pk=key, stored__isnull=False).exists()

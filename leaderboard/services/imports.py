@@ -20,6 +20,7 @@ from leaderboard.models import (
     Step,
 )
 from leaderboard.services.entries import benchmark_current, model_entry_upsert
+from leaderboard.services.frames import run_frames_queue
 from leaderboard.services.scores import (
     run_list_if_complete,
     run_list_on_leaderboard,
@@ -184,4 +185,6 @@ def _run_store(
     run_scores_refresh(run=run)
     if list_run:
         run_list_if_complete(run=run)
+    if with_steps:
+        run_frames_queue(run=run)
     return ImportedRun(run, len(episodes))

@@ -53,7 +53,7 @@ from leaderboard.services.entries import (
     model_entry_upsert,
 )
 from leaderboard.services.errors import FieldError
-from leaderboard.services.frames import frame_store
+from leaderboard.services.frames import frame_store, run_frames_queue
 from leaderboard.services.limits import RateLimitedClient
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
@@ -323,13 +323,6 @@ def episode_evaluate(*, episode_id: int) -> str:
     return str(record["status"])
 
 
-def _queue_frames(run: Run) -> None:
-    from leaderboard.tasks import run_render_frames
-
-    size = run.spec.get("image_size", DEFAULT_SIZE)
-    transaction.on_commit(lambda: run_render_frames.delay(run.pk, size))
-
-
 def cache_scope(run: Run) -> str:
     """Whose cached answers a run may reuse: its owner's (hosted runs), else the server's
     (runs queued by an administrator with the workers' own keys)."""
@@ -369,7 +362,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         _erase_key(run_id)
         run_scores_refresh(run=run)
         run_list_if_complete(run=run)
-        _queue_frames(run)
+        run_frames_queue(run=run)
     return True
 
 

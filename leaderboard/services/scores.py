@@ -8,7 +8,14 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q
 
-from evaluation.metrics import METRICS, bootstrap_ci, score_json
+from evaluation.metrics import (
+    METRICS,
+    EpisodeResult,
+    bootstrap_ci,
+    cognitive_stability,
+    cognitive_stability_ci,
+    score_json,
+)
 from evaluation.prompts import LEVELS
 from leaderboard.models import (
     Episode,
@@ -90,10 +97,11 @@ def run_list_on_leaderboard(*, run: Run) -> None:
 
 @transaction.atomic
 def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
-    """Recompute a run's tables and confidence intervals from its episodes."""
+    """Recompute a run's tables, confidence intervals and cognitive stability from its episodes."""
     from leaderboard.selectors import run_results
 
     results = run_results(run=run)
+    _stability_store(run, results, n_resamples)
     scores = score_json(results)
     tables: dict[str, Any] = {**scores["levels"], "overall": scores["overall"]}
     intervals = bootstrap_ci(results, n_resamples=n_resamples)
@@ -101,6 +109,21 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     counts = _episode_counts(results)
     run.scores.all().delete()
     RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
+    run_behaviour_refresh(run=run)
+
+
+def run_behaviour_refresh(*, run: Run) -> None:
+    """Recompute a run's mirror-self confusion, bad-response and collision rates."""
+    from evaluation.confusion import behaviour_json
+    from leaderboard.selectors import run_behaviour_records
+    from simulation.catalogue import UnknownSceneError
+
+    try:
+        behaviour: Any = behaviour_json(run_behaviour_records(run=run))
+    except UnknownSceneError:  # a retired scene set: there is no mirror image to aim at
+        behaviour = None
+    Run.objects.filter(pk=run.pk).update(behaviour=behaviour)
+    run.behaviour = behaviour
 
 
 def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:
@@ -113,3 +136,12 @@ def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:
             row[r.track.lower()] += 1
             row["overall"] += 1
     return counts
+
+
+def _stability_store(run: Run, results: list[EpisodeResult], n_resamples: int) -> None:
+    """Store the run's cognitive stability and its interval: computed here, never per request."""
+    interval = cognitive_stability_ci(results, n_resamples=n_resamples)
+    stability = cognitive_stability(results)
+    ci = [interval[0], interval[1]] if interval else None
+    Run.objects.filter(pk=run.pk).update(cognitive_stability=stability, cognitive_stability_ci=ci)
+    run.cognitive_stability, run.cognitive_stability_ci = stability, ci

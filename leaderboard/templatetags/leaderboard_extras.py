@@ -16,6 +16,14 @@ def metric(value: Any) -> str:
 
 
 @register.filter
+def percent(value: Any) -> str:
+    """A share as a whole percentage ("12%"), or a dash when there is nothing to count."""
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.0f}%"
+
+
+@register.filter
 def params(value: Any) -> str:
     return formatting.params(value)
 

@@ -21,6 +21,7 @@ from leaderboard.models import ModelEntry, Run
 from leaderboard.services.entries import model_entry_upsert
 from leaderboard.services.imports import run_import_bundle
 from simulation.catalogue import select_scenes
+from simulation.render import DEFAULT_SIZE
 
 
 class UserFactory(DjangoModelFactory):
@@ -73,15 +74,24 @@ AGENTS = {
 
 
 def make_bundle(
-    path: Path, agent: str = "random", scenes: str = "all", levels=(0, 1, 2, 3)
+    path: Path,
+    agent: str = "random",
+    scenes: str = "all",
+    levels=(0, 1, 2, 3),
+    *,
+    image_size: int = DEFAULT_SIZE,
 ) -> Path:
-    """Write a real results bundle played by a baseline agent; return its path."""
+    """Write a real results bundle played by a baseline agent; return its path.
+
+    ``image_size`` is the side of the frames its replays show (small ones render fast).
+    """
     run(
         AGENTS[agent],
         select_scenes(scenes),
         list(levels),
         path,
         header_extra={"model": None, "generation": None},
+        image_size=image_size,
     )
     return path
 

@@ -4,9 +4,13 @@ import pytest
 from django.core.files.storage import default_storage, storages
 from django.test import override_settings
 
-from leaderboard.models import Episode
+from leaderboard.models import Episode, Frame
 from leaderboard.selectors import frame_exists, frame_path
-from leaderboard.services.frames import episode_frames_render, frame_store
+from leaderboard.services.frames import (
+    episode_frames_register,
+    episode_frames_render,
+    frame_store,
+)
 from simulation.render import frame_key, renderer_version
 from tests.leaderboard.factories import import_run, make_bundle
 
@@ -17,7 +21,11 @@ SIZE = 48
 @pytest.fixture
 def episode(tmp_path):
     bundle = make_bundle(
-        tmp_path / "b.jsonl", "oracle", scenes="tienkung-allegro-logo_0", levels=(0,)
+        tmp_path / "b.jsonl",
+        "oracle",
+        scenes="tienkung-allegro-logo_0",
+        levels=(0,),
+        image_size=SIZE,
     )
     run = import_run(bundle, "Oracle", kind="baseline")
     return Episode.objects.get(run=run)
@@ -27,7 +35,7 @@ def test_an_episodes_frames_are_stored_as_png_and_webp_under_their_keys(
     episode, settings, tmp_path
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
-    count = episode_frames_render(episode_id=episode.pk, size=SIZE)
+    count = episode_frames_render(episode_id=episode.pk)
     assert count.rendered == len(episode.distances) and count.reused == 0
     key = frame_key(renderer_version(), episode.scene.scene_id, (0, 0, 0), SIZE)
     assert frame_exists(key)
@@ -35,15 +43,48 @@ def test_an_episodes_frames_are_stored_as_png_and_webp_under_their_keys(
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with default_storage.open(frame_path(key, "webp")) as f:
         assert f.read(12)[8:12] == b"WEBP"
+    with default_storage.open(frame_path(key, "thumb")) as f:
+        assert f.read(12)[8:12] == b"WEBP"
+    frame = Frame.objects.get(pk=key)
+    assert frame.stored is not None and frame.cell == [0, 0, 0] and frame.size == SIZE
+    assert frame.png_bytes == default_storage.size(frame_path(key, "png")) > 0
+    assert 0 < frame.thumb_bytes and 0 < frame.webp_bytes
 
 
 def test_a_frame_that_exists_is_never_rendered_or_stored_twice(episode, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    episode_frames_render(episode_id=episode.pk, size=SIZE)
-    again = episode_frames_render(episode_id=episode.pk, size=SIZE)
+    episode_frames_render(episode_id=episode.pk)
+    again = episode_frames_render(episode_id=episode.pk)
     assert again.rendered == 0 and again.reused == len(episode.distances)
     assert frame_store(key="ab" * 20, png=_png()) is True
     assert frame_store(key="ab" * 20, png=_png()) is False
+
+
+def test_registering_is_idempotent_and_finds_frames_already_in_storage(
+    episode, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    keys = episode_frames_register(episode)
+    assert len(keys) == len(episode.distances)
+    assert episode_frames_register(episode) == keys
+    assert Frame.objects.count() == len(set(keys))
+    assert not Frame.objects.filter(stored__isnull=False).exists()
+    # A model run stores the frames it is shown before they are registered.
+    Frame.objects.all().delete()
+    frame_store(key=keys[0], png=_png())
+    assert episode_frames_register(episode) == keys
+    assert Frame.objects.get(pk=keys[0]).stored is not None
+
+
+def test_frames_of_another_renderer_build_are_skipped_not_remade(episode, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    keys = episode_frames_register(episode)
+    Frame.objects.filter(pk=keys[0]).update(renderer="v2-mujoco-0.0-scene0")
+    from leaderboard.services.frames import frames_render
+
+    count = frames_render(keys)
+    assert count.rendered == len(set(keys)) - 1
+    assert not frame_exists(keys[0])
 
 
 def _png():
@@ -90,18 +131,18 @@ def test_frames_land_in_an_s3_bucket_under_their_content_keys(episode, s3_server
     with override_settings(STORAGES=s3):
         storages._storages.clear()
         try:
-            count = episode_frames_render(episode_id=episode.pk, size=SIZE)
+            count = episode_frames_render(episode_id=episode.pk)
             keys = sorted(
                 o["Key"] for o in client.list_objects_v2(Bucket="frames-test")["Contents"]
             )
             assert count.rendered == len(episode.distances)
-            assert len(keys) == 2 * count.rendered
+            assert len(keys) == 3 * count.rendered
             assert all(k.startswith("frames/") and k.endswith((".png", ".webp")) for k in keys)
             stamps = {
                 o["Key"]: o["LastModified"]
                 for o in client.list_objects_v2(Bucket="frames-test")["Contents"]
             }
-            again = episode_frames_render(episode_id=episode.pk, size=SIZE)
+            again = episode_frames_render(episode_id=episode.pk)
             assert again.rendered == 0
             after = {
                 o["Key"]: o["LastModified"]

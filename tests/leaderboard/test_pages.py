@@ -194,7 +194,9 @@ def test_a_model_page_shows_its_tables_and_links_its_episodes(client, paper, bun
     assert "Level 0" in content and "Overall (Table II)" in content
     assert f'href="/runs/{run.pk}/"' in content
     episodes = client.get(f"/runs/{run.pk}/").content.decode()
-    assert episodes.count("<tr>") >= 264 and "male_0-mano_white-splash" in episodes
+    assert ">264 of 264 episodes<" in episodes and episodes.count('class="episode-card ') == 48
+    one = client.get(f"/runs/{run.pk}/?scene=male_0-mano_white-splash&level=2").content.decode()
+    assert one.count('class="episode-card ') == 1 and "male_0-mano_white-splash" in one
 
 
 def test_private_runs_are_not_shown(client, paper, bundles):

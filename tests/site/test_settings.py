@@ -119,7 +119,8 @@ def test_a_bad_database_url_stops_the_settings_naming_the_variable(tmp_path):
         ("leaderboard.tasks.episode_evaluate", "MIRRORBENCH_EPISODE_TIME_LIMIT_S"),
         ("leaderboard.tasks.episodes_requeue_stale", "MIRRORBENCH_EPISODE_TIME_LIMIT_S"),
         ("leaderboard.tasks.run_render_frames", "MIRRORBENCH_RENDER_TIME_LIMIT_S"),
-        ("leaderboard.tasks.scene_render_frames", "MIRRORBENCH_RENDER_TIME_LIMIT_S"),
+        ("leaderboard.tasks.episode_render_frames", "MIRRORBENCH_RENDER_TIME_LIMIT_S"),
+        ("leaderboard.tasks.frames_render_keys", "MIRRORBENCH_RENDER_TIME_LIMIT_S"),
     ],
 )
 def test_every_task_has_its_queues_time_limits(task, limit):
@@ -135,7 +136,7 @@ def test_time_limits_default_to_an_hour_for_episodes_and_half_an_hour_for_frames
     code = (
         "import json; from django.conf import settings; "
         "a = settings.CELERY_TASK_ANNOTATIONS; print(json.dumps(["
-        "a['leaderboard.tasks.episode_evaluate'], a['leaderboard.tasks.scene_render_frames']]))"
+        "a['leaderboard.tasks.episode_evaluate'], a['leaderboard.tasks.frames_render_keys']]))"
     )
     defaults = {"MIRRORBENCH_EPISODE_TIME_LIMIT_S": "", "MIRRORBENCH_RENDER_TIME_LIMIT_S": ""}
     assert json.loads(shell(tmp_path, code, **defaults)) == [
@@ -145,5 +146,9 @@ def test_time_limits_default_to_an_hour_for_episodes_and_half_an_hour_for_frames
     code = "from django.conf import settings; print(sorted(settings.CELERY_TASK_ANNOTATIONS))"
     render_only = shell(tmp_path, code, MIRRORBENCH_EPISODE_TIME_LIMIT_S="0")
     assert render_only == str(
-        ["leaderboard.tasks.run_render_frames", "leaderboard.tasks.scene_render_frames"]
+        [
+            "leaderboard.tasks.episode_render_frames",
+            "leaderboard.tasks.frames_render_keys",
+            "leaderboard.tasks.run_render_frames",
+        ]
     )
