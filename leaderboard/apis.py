@@ -36,6 +36,7 @@ from evaluation.registry import PROVIDERS
 from leaderboard.api_filters import EpisodeFilter, ModelEntryFilter, RunFilter
 from leaderboard.forms import LeaderboardQueryForm
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
+from leaderboard.replay_selectors import frame_urls
 from leaderboard.selectors import (
     TABLES,
     episode_list,
@@ -46,6 +47,7 @@ from leaderboard.selectors import (
     tracks_page,
 )
 from leaderboard.services.errors import FieldError
+from leaderboard.services.frames import episode_frames_register
 from leaderboard.services.runs import hosted_run_create
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
@@ -527,8 +529,16 @@ class RunDetailApi(APIView):
                 "citation",
                 "benchmark",
                 "metadata",
+                "behaviour",
             )
             ref_name = "RunDetail"
+            extra_kwargs = {
+                "behaviour": {
+                    "help_text": "Mirror-self confusion, bad-response and collision rates per "
+                    "level and track (as `mirrorbench score --json` prints them); null for "
+                    "reported runs."
+                }
+            }
 
     @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
     def get(self, request: Request, run_id: int) -> Response:
@@ -584,6 +594,12 @@ class EpisodeListApi(generics.ListAPIView[Episode]):
             help_text="Steps to the mark at the start and after each step.",
         )
         error = serializers.SerializerMethodField()
+        replay_url = serializers.SerializerMethodField(
+            help_text="The episode's replay page, frame by frame."
+        )
+
+        def get_replay_url(self, episode: Episode) -> str:
+            return reverse("leaderboard:episode", kwargs={"episode_id": episode.pk})
 
         @extend_schema_field(EpisodeErrorSerializer(allow_null=True))
         def get_error(self, episode: Episode) -> dict[str, Any] | None:
@@ -609,6 +625,11 @@ class EpisodeListApi(generics.ListAPIView[Episode]):
                 "steps_taken",
                 "distances",
                 *METRICS,
+                "confusion_rate",
+                "mirror_confused",
+                "bad_responses",
+                "collisions",
+                "replay_url",
             )
             ref_name = "EpisodeSummary"
 
@@ -649,11 +670,26 @@ class EpisodeDetailApi(APIView):
                 )
                 ref_name = "EpisodeStep"
 
+        class FrameSerializer(serializers.Serializer):
+            view = serializers.IntegerField(help_text="0 is the start; view n follows step n.")
+            key = serializers.CharField(help_text="The frame's content key.")
+            webp = serializers.CharField()
+            png = serializers.CharField(help_text="The lossless image, as a model is shown it.")
+            thumb = serializers.CharField()
+
+            class Meta:
+                ref_name = "EpisodeFrame"
+
         steps = StepSerializer(many=True)
+        frames = FrameSerializer(
+            many=True,
+            source="frame_list",
+            help_text="One frame per view, rendered on first request if not stored yet.",
+        )
 
         class Meta:
             model = Episode
-            fields = (*EpisodeListApi.OutputSerializer.Meta.fields, "steps")
+            fields = (*EpisodeListApi.OutputSerializer.Meta.fields, "steps", "frames")
             ref_name = "EpisodeDetail"
 
     @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
@@ -663,6 +699,10 @@ class EpisodeDetailApi(APIView):
             episode = episode_list().prefetch_related("steps").get(pk=episode_id)
         except Episode.DoesNotExist:
             raise NotFound(f"No episode {episode_id} in a public run.") from None
+        keys = episode_frames_register(episode)
+        episode.frame_list = [  # type: ignore[attr-defined]
+            {"view": i, "key": key, **frame_urls(key)} for i, key in enumerate(keys)
+        ]
         return Response(self.OutputSerializer(episode, context={"request": request}).data)
 
 

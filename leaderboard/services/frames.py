@@ -266,8 +266,6 @@ def frames_render(
     Frames of another renderer build (registered before an upgrade) cannot be made here and
     are skipped. Frames are rendered scene by scene, so each scene is loaded once.
     """
-    from evaluation.runner import encode_png
-
     count = FrameCount()
     frames = Frame.objects.filter(pk__in=list(keys)).select_related("scene")
     wanted = sorted(frames, key=lambda f: (f.scene.scene_id, not f.mirror, f.cell))
@@ -279,10 +277,9 @@ def frames_render(
             _mark_stored(frame.key)
             count.reused += 1
             continue
-        renderer = _thread_renderer(get_scene(frame.scene.scene_id), frame.mirror, make_renderer)
         x, y, z = frame.cell
-        renderer.set_hand((x, y, z))
-        frame_store(key=frame.key, png=encode_png(renderer.render(frame.size)))
+        png = _render_png(frame.scene.scene_id, frame.mirror, (x, y, z), frame.size, make_renderer)
+        frame_store(key=frame.key, png=png)
         count.rendered += 1
     return count
 
@@ -317,12 +314,38 @@ def _render_pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def frame_render_now(key: str, *, timeout_s: float = RENDER_WAIT_S) -> bool:
-    """Render one registered frame in this process's rendering thread and wait for it.
+def _render_png(
+    scene_id: str, mirror: bool, cell: Vec3, size: int, make_renderer: Callable[[], Renderer]
+) -> bytes:
+    """Render one view to PNG bytes in the calling thread (no database access)."""
+    from evaluation.runner import encode_png
 
-    Returns whether the frame is stored afterwards. Raises ``TimeoutError`` when rendering
-    takes longer than ``timeout_s`` (it goes on, and the next request finds it stored).
+    renderer = _thread_renderer(get_scene(scene_id), mirror, make_renderer)
+    renderer.set_hand(cell)
+    return encode_png(renderer.render(size))
+
+
+def frame_render_now(
+    key: str,
+    *,
+    timeout_s: float = RENDER_WAIT_S,
+    make_renderer: Callable[[], Renderer] = _default_renderer,
+) -> bool:
+    """Render one registered frame in this process's rendering thread, wait, and store it.
+
+    Only the pixels are made in the rendering thread (it keeps its OpenGL context between
+    requests); the database and storage are used from the calling thread. Returns whether the
+    frame is stored afterwards. Raises ``TimeoutError`` when rendering takes longer than
+    ``timeout_s``.
     """
-    future = _render_pool().submit(frames_render, [key])
-    future.result(timeout=timeout_s)
-    return Frame.objects.filter(pk=key, stored__isnull=False).exists()
+    frame = Frame.objects.select_related("scene").get(pk=key)
+    if frame.stored is not None:
+        return True
+    if frame.renderer != renderer_version():
+        return False
+    x, y, z = frame.cell
+    future = _render_pool().submit(
+        _render_png, frame.scene.scene_id, frame.mirror, (x, y, z), frame.size, make_renderer
+    )
+    frame_store(key=key, png=future.result(timeout=timeout_s))
+    return True

@@ -61,3 +61,15 @@ def bundles(tmp_path_factory) -> dict[str, Path]:
         name: make_bundle(folder / f"{name}.jsonl", name)
         for name in ("random", "oracle", "mirror-confused")
     }
+
+
+@pytest.fixture
+def s3_server():
+    """A real S3-compatible server (moto) on loopback; yields its endpoint URL."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

@@ -48,7 +48,7 @@ def test_an_episodes_frames_are_stored_as_png_and_webp_under_their_keys(
     frame = Frame.objects.get(pk=key)
     assert frame.stored is not None and frame.cell == [0, 0, 0] and frame.size == SIZE
     assert frame.png_bytes == default_storage.size(frame_path(key, "png")) > 0
-    assert 0 < frame.thumb_bytes and 0 < frame.webp_bytes
+    assert frame.thumb_bytes > 0 and frame.webp_bytes > 0
 
 
 def test_a_frame_that_exists_is_never_rendered_or_stored_twice(episode, settings, tmp_path):
@@ -60,9 +60,7 @@ def test_a_frame_that_exists_is_never_rendered_or_stored_twice(episode, settings
     assert frame_store(key="ab" * 20, png=_png()) is False
 
 
-def test_registering_is_idempotent_and_finds_frames_already_in_storage(
-    episode, settings, tmp_path
-):
+def test_registering_is_idempotent_and_finds_frames_already_in_storage(episode, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     keys = episode_frames_register(episode)
     assert len(keys) == len(episode.distances)
@@ -95,17 +93,6 @@ def _png():
     buffer = io.BytesIO()
     Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-@pytest.fixture
-def s3_server():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def test_frames_land_in_an_s3_bucket_under_their_content_keys(episode, s3_server, monkeypatch):
