@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from leaderboard import apis
+from leaderboard import apis, chart_apis
 
 urlpatterns = [
     path("", apis.ApiIndex.as_view(), name="api-index"),
@@ -18,4 +18,17 @@ urlpatterns = [
     path("episodes/", apis.EpisodeListApi.as_view(), name="api-episodes"),
     path("episodes/<int:episode_id>/", apis.EpisodeDetailApi.as_view(), name="api-episode"),
     path("evaluations/", apis.EvaluationCreateApi.as_view(), name="api-evaluations"),
+    path("charts/stability/", chart_apis.StabilityChartApi.as_view(), name="api-chart-stability"),
+    path(
+        "charts/stability-ranking/",
+        chart_apis.StabilityRankingChartApi.as_view(),
+        name="api-chart-stability-ranking",
+    ),
+    path("charts/radar/", chart_apis.RadarChartApi.as_view(), name="api-chart-radar"),
+    path(
+        "charts/trajectories/",
+        chart_apis.TrajectoriesChartApi.as_view(),
+        name="api-chart-trajectories",
+    ),
+    path("charts/tracks/", chart_apis.TracksChartApi.as_view(), name="api-chart-tracks"),
 ]

@@ -190,6 +190,21 @@ class ApiIndex(APIView):
             {},
             "Start a hosted run of an API model (signed in, with permission; throttled).",
         ),
+        (
+            "api-chart-stability",
+            "GET",
+            {},
+            "Fig. 2 as a plotly figure: cognitive stability against overall AVG, with its table.",
+        ),
+        (
+            "api-chart-stability-ranking",
+            "GET",
+            {},
+            "Fig. 5: the cognitive stability ranking with bootstrap intervals.",
+        ),
+        ("api-chart-radar", "GET", {}, "Radar of the four metrics at each level (?m=slug, 1-4)."),
+        ("api-chart-trajectories", "GET", {}, "Fig. 3: each metric across levels (?m=slug, 1-4)."),
+        ("api-chart-tracks", "GET", {}, "Table III as a chart: Human against Robot by level."),
         ("api-schema", "GET", {}, "The OpenAPI 3 schema of this API."),
         ("api-docs", "GET", {}, "Interactive documentation (Swagger UI)."),
     ]
@@ -248,6 +263,7 @@ class ModelDetailApi(APIView):
                     "citation",
                     "created",
                     "finished",
+                    "cognitive_stability",
                     "scores",
                 )
                 ref_name = "ModelEntryRun"
@@ -349,6 +365,7 @@ def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "source": record["source"],
         "run_id": int(record["run_id"]),
         "scores": scores,
+        "cognitive_stability": _number(record["cognitive_stability"]),
     }
 
 
@@ -369,6 +386,11 @@ class LeaderboardApi(APIView):
         source = serializers.ChoiceField(choices=Run.Source.choices)  # type: ignore[assignment]
         run_id = serializers.IntegerField()
         scores = TableScoresSerializer()
+        cognitive_stability = serializers.FloatField(
+            allow_null=True,
+            help_text="Cognitive stability (the paper's appendix A-A), -3 to 3; null without "
+            "per-scene results (the paper's reported rows).",
+        )
 
         class Meta:
             ref_name = "LeaderboardRow"
@@ -495,6 +517,7 @@ class RunListApi(generics.ListAPIView[Run]):
                 "created",
                 "finished",
                 "counts",
+                "cognitive_stability",
                 "scores",
             )
             ref_name = "RunSummary"

@@ -415,7 +415,7 @@ def test_the_stability_interval_holds_the_point_estimate_and_is_seeded():
     assert low < high
     assert cognitive_stability_ci(results, n_resamples=500, seed=1) == (low, high)
     assert cognitive_stability_ci(results, n_resamples=500, seed=2) != (low, high)
-    assert -3 <= low and high <= 3
+    assert low >= -3 and high <= 3
 
 
 def test_the_stability_interval_resamples_scenes_within_their_track():

@@ -291,6 +291,7 @@ def test_a_leaderboard_row_has_rank_model_facts_and_scores_by_track(client: Any)
         "source",
         "run_id",
         "scores",
+        "cognitive_stability",
     }
     human = next(r for r in body["results"] if r["model"] == "Human")
     assert human["rank"] == 1

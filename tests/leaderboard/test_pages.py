@@ -81,7 +81,7 @@ def test_every_csv_has_the_numbers_of_its_page(client, paper, page, csv_url):
     rows = csv_rows(client, csv_url)
     assert len(rows) == len(html_rows) > 0
     for html_row, row in zip(html_rows, rows, strict=True):
-        rank, model, *cells = html_row
+        rank, model, *cells, stability = html_row
         assert rank == row["rank"]
         assert model.startswith(row["model"])
         numbers = [
@@ -90,6 +90,10 @@ def test_every_csv_has_the_numbers_of_its_page(client, paper, page, csv_url):
             for m in ("tsr", "sir", "fcr", "pcr", "avg")
         ]
         assert cells == numbers
+        # Cognitive stability: blank in the CSV, a dash with a reason on the page, for the
+        # paper's rows (no per-scene results).
+        assert row["cognitive_stability"] == ""
+        assert stability.startswith("—")
 
 
 def test_the_csv_columns_are_documented_ones(client, paper):
@@ -101,6 +105,7 @@ def test_the_csv_columns_are_documented_ones(client, paper):
             for t in ("human", "robot", "overall")
             for m in ("tsr", "sir", "fcr", "pcr", "avg")
         )
+        + ",cognitive_stability"
     )
 
 
@@ -238,7 +243,8 @@ def test_pages_use_a_fixed_small_number_of_queries(client, django_assert_num_que
         client.get("/leaderboard/level-0.csv")
     with django_assert_num_queries(3):
         client.get("/tracks/")
-    with django_assert_num_queries(3):
+    # The entry, its runs, their scores; then its charts: the best model, the charted runs.
+    with django_assert_num_queries(5):
         client.get("/models/gpt-4o-api/")
 
 
