@@ -111,6 +111,13 @@ class EpisodeReplay:
     unstored: list[str] = field(default_factory=list)
 
 
+def _tail(response: str, chars: int = 90) -> str:
+    """Return the end of a response (where the answer usually is), for a folded one's summary."""
+    lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= chars else "…" + last[-chars:]
+
+
 def _view(
     index: int, cell: Vec3, key: str, distance: int | None, step: Step | None, *, last: bool
 ) -> dict[str, Any]:
@@ -131,6 +138,7 @@ def _view(
             "executed": step.executed,
             "response": response,
             "folded": len(response) > FOLD_CHARS or response.count("\n") >= FOLD_LINES,
+            "tail": _tail(response),
             "parse_error": step.parse_error,
             "input_tokens": step.input_tokens,
             "output_tokens": step.output_tokens,

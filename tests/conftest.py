@@ -12,6 +12,9 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
+# The browser fixtures (chromium driven by Playwright) for every test module that uses them.
+pytest_plugins = ["tests.leaderboard.browser"]
+
 
 @pytest.fixture(autouse=True)
 def _empty_cache():

@@ -66,6 +66,7 @@
     text("position", String(current));
     text("caption", view.last ? "After the last step" : current === 0 ? "The start: the first view the agent saw" : "The view before step " + (current + 1));
     text("distance", view.distance === null ? "—" : String(view.distance));
+    text("distance-unit", view.distance === 1 ? "step" : "steps");
     text("cell", "[" + view.cell.join(", ") + "]");
     field("prompt-link").href = data.promptUrl + "?step=" + Math.min(current, Math.max(0, last - 1));
     if (step) {
@@ -74,7 +75,7 @@
       text("parse_error", step.parse_error || "—");
       text("tokens", step.input_tokens === null ? "—" : step.input_tokens + " in, " + step.output_tokens + " out");
       text("latency", step.latency_s === null ? "—" : step.latency_s.toFixed(2) + " s");
-      text("response-summary", step.response.length + " characters" + (step.folded ? " (folded: open to read)" : ""));
+      text("response-summary", step.response.length + " characters" + (step.folded ? ", ending “" + step.tail + "” (open to read all)" : ""));
       text("response", step.response);
       field("response-box").open = !step.folded;
     } else {
@@ -101,16 +102,14 @@
 
   function play() {
     if (current === last) show(0);
-    playButton.textContent = "⏸";
-    playButton.setAttribute("aria-label", "Pause");
+    playButton.textContent = "Pause";
     clearInterval(timer);
     timer = setInterval(function () { show(current + 1); }, Number(speed.value));
   }
   function pause() {
     clearInterval(timer);
     timer = null;
-    playButton.textContent = "▶";
-    playButton.setAttribute("aria-label", "Play");
+    playButton.textContent = "Play";
   }
   function toggle() { if (timer) pause(); else play(); }
 

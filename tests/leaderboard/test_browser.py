@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from leaderboard.services.imports import reference_results_load
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.leaderboard.browser import CHROMIUM
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
 pytestmark = [
@@ -31,46 +18,11 @@ pytestmark = [
 expect = sync_api.expect
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One headless chromium for the module; nothing is downloaded.
-
-    Playwright's sync API keeps an event loop running in this thread, which Django's guard
-    takes for async code; the ORM calls made here (loading the fixture, flushing the database)
-    are plain synchronous ones, so the guard is lifted while the browser is open.
-    """
-    unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        yield from _chromium()
-    finally:
-        if unsafe is None:
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = unsafe
-
-
-def _chromium() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def site(live_server) -> str:
     """The live server's address, with the paper's results loaded."""
     reference_results_load()
     return live_server.url
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
 
 
 def board_models(page) -> list[str]:
