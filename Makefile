@@ -32,8 +32,7 @@ run: install
 	$(BIN)/python manage.py prepare_data_dir
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_reference_results
-	@test -f $(DATA_DIR)/gallery/index.html || $(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
-	@echo "Scene gallery: $(DATA_DIR)/gallery/index.html"
+	$(BIN)/python manage.py render_frames --gallery --queue
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT) --concurrency $(WORKER_CONCURRENCY)
 
 # One worker in the foreground on both queues, with the stale-episode check (beat) embedded.

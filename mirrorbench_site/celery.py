@@ -50,23 +50,31 @@ def worker_command(
     *,
     concurrency: int,
     beat: bool = True,
+    queues: tuple[str, ...] = QUEUES,
     loglevel: str | None = None,
     extra: tuple[str, ...] = (),
 ) -> list[str]:
-    """Return the command line of one worker on both queues, with thread concurrency.
+    """Return the command line of one worker on ``queues`` (both by default), with threads.
 
     Threads suit both queues here: model calls wait on the network, and each rendering thread
     keeps its own OpenGL context. ``beat`` embeds the periodic stale-episode check, for a worker
     that runs alone: exactly one process of a deployment should run beat (``manage.py serve``
-    runs it apart, as ``beat_command``). ``loglevel`` defaults to ``MIRRORBENCH_LOG_LEVEL``.
+    runs it apart, as ``beat_command``). A worker on one queue is named after it
+    (``render@host``), so two workers of one machine never share a node name. ``loglevel``
+    defaults to ``MIRRORBENCH_LOG_LEVEL``.
     """
     import sys
 
     from django.conf import settings
 
+    unknown = sorted(set(queues) - set(QUEUES))
+    if unknown or not queues:
+        raise ValueError(f"queues: expected some of {', '.join(QUEUES)}, got {list(queues)}")
     level = loglevel or settings.MIRRORBENCH_LOG_LEVEL
     command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "worker"]
-    command += ["-Q", ",".join(QUEUES), "-P", "threads", "-c", str(concurrency), "-l", level]
+    command += ["-Q", ",".join(queues), "-P", "threads", "-c", str(concurrency), "-l", level]
+    if len(queues) == 1:
+        command += ["-n", f"{queues[0]}@%h"]
     return command + (["-B"] if beat else []) + list(extra)
 
 

@@ -120,11 +120,18 @@ def processes_of(data_dir: Path) -> dict[int, list[str]]:
     return found
 
 
-def celery_processes(data_dir: Path, command: str) -> list[int]:
-    """Return the pids of ``celery worker`` or ``celery beat`` processes of ``data_dir``."""
+def celery_processes(data_dir: Path, command: str, queue: str | None = None) -> list[int]:
+    """Return the pids of ``celery worker`` (on ``queue``) or ``celery beat`` of ``data_dir``."""
     return sorted(
-        pid for pid, argv in processes_of(data_dir).items() if "celery" in argv and command in argv
+        pid
+        for pid, argv in processes_of(data_dir).items()
+        if "celery" in argv and command in argv and (queue is None or queue in argv)
     )
+
+
+def niceness(pid: int) -> int:
+    """Return a process's nice value (field 19 of /proc/PID/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def beats(data_dir: Path) -> list[int]:
@@ -205,15 +212,26 @@ def test_serve_keeps_the_site_up_and_restarts_a_killed_worker_with_one_beat(tmp_
     try:
         eventually(lambda: get(port) == 200, within=60, what="the site did not come up")
         [worker] = eventually(
-            lambda: celery_processes(tmp_path, "worker"), within=30, what="no worker started"
+            lambda: celery_processes(tmp_path, "worker", "models"),
+            within=30,
+            what="no worker started",
         )
+        # Frames render apart, at a lower priority, so they never crowd out the episodes.
+        [render] = eventually(
+            lambda: celery_processes(tmp_path, "worker", "render"),
+            within=30,
+            what="no render worker started",
+        )
+        assert niceness(render) == niceness(worker) + 10
         [beat] = eventually(lambda: beats(tmp_path), within=30, what="no beat started")
         assert celery_processes(tmp_path, "beat") == [beat], "beat runs apart from the worker"
 
         os.kill(worker, signal.SIGKILL)
         assert get(port) == 200, "the site went down with the worker"
         [restarted] = eventually(
-            lambda: [pid for pid in celery_processes(tmp_path, "worker") if pid != worker],
+            lambda: [
+                pid for pid in celery_processes(tmp_path, "worker", "models") if pid != worker
+            ],
             within=30,
             what="the worker was not restarted",
         )

@@ -46,3 +46,22 @@ def test_queueing_a_task_writes_its_bindings_under_the_data_dir_not_the_current_
     assert list(cwd.iterdir()) == []
     assert (data / "broker" / "control" / "models.exchange").is_file()
     assert len(list((data / "broker" / "queue").iterdir())) == 1
+
+
+def test_a_worker_serves_the_queues_it_is_given_and_is_named_after_a_single_one():
+    from mirrorbench_site.celery import worker_command
+
+    both = worker_command(concurrency=2, beat=False)
+    assert both[both.index("-Q") + 1] == "models,render" and "-n" not in both
+    render = worker_command(concurrency=1, beat=False, queues=("render",))
+    assert render[render.index("-Q") + 1] == "render"
+    assert render[render.index("-n") + 1] == "render@%h"
+    with pytest.raises(ValueError, match="queues: expected some of models, render"):
+        worker_command(concurrency=1, queues=("gpu",))
+
+
+def test_the_worker_command_refuses_an_unknown_queue_by_name():
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="--queues: expected some of models, render"):
+        call_command("worker", "--queues", "models,gpu")

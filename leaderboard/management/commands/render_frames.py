@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from leaderboard.models import Frame, Run
 from leaderboard.services.frames import (
     frames_render,
+    frames_unstored,
     gallery_frames_register,
     run_eager_frame_keys,
     run_frames_register,
@@ -51,6 +52,8 @@ class Command(BaseCommand):
         keys = list(dict.fromkeys(keys))
         if options["queue"]:
             from leaderboard.tasks import frames_render_keys
+
+            keys = frames_unstored(keys)  # a second `make run` queues nothing
 
             by_scene: dict[int, list[str]] = {}
             for key, scene in Frame.objects.filter(pk__in=keys).values_list("pk", "scene_id"):

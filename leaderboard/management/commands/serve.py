@@ -1,9 +1,15 @@
 """``python manage.py serve``: site, worker and beat on one machine (what ``make run`` starts).
 
-Queues the baseline runs that are missing, then supervises three children, each in its own
-process group: gunicorn for the site (WhiteNoise serves the static files), one Celery worker
-(embedded broker unless ``CELERY_BROKER_URL`` says otherwise) and Celery beat, the one process
-of the deployment that schedules the stale-episode check.
+Queues the baseline runs that are missing, then supervises four children, each in its own
+process group: gunicorn for the site (WhiteNoise serves the static files), a Celery worker for
+the ``models`` queue (episodes), a render worker for the ``render`` queue (frames nobody is
+waiting for: thumbnails, the gallery, the rest of a replay) and Celery beat, the one process of
+the deployment that schedules the stale-episode check. The broker is embedded unless
+``CELERY_BROKER_URL`` says otherwise.
+
+Rendering never delays a model's episodes: the render worker has its own small concurrency
+(``--render-concurrency``, 1 by default) and runs at a lower CPU priority (``nice`` 10), so the
+episodes' own work, and the site, come first whenever both want the cores.
 
 A child that dies is restarted after a backoff (1 s, doubled after each quick death up to
 60 s, back to 1 s once it has stayed up a minute); what is left of its process group is killed
@@ -43,6 +49,9 @@ logger = logging.getLogger(__name__)
 WEB_START_S = 15.0
 STOP_TIMEOUT_S = 20.0
 POLL_S = 0.2
+
+
+RENDER_NICENESS = 10
 
 
 def _die_with_parent() -> None:
@@ -95,6 +104,8 @@ class Child:
 
     name: str
     argv: list[str]
+    niceness: int = 0
+    """Added to the child's CPU niceness: a higher value yields the cores to the others."""
     backoff: Backoff = field(default_factory=Backoff)
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
@@ -108,9 +119,14 @@ class Child:
 
     def start(self) -> None:
         """Start the command in a new session (so, a process group of its own)."""
-        self.process = subprocess.Popen(
-            self.argv, start_new_session=True, preexec_fn=_die_with_parent
-        )
+        niceness = self.niceness
+
+        def prepare() -> None:
+            _die_with_parent()
+            if niceness:
+                os.nice(niceness)
+
+        self.process = subprocess.Popen(self.argv, start_new_session=True, preexec_fn=prepare)
         self.started_at = time.monotonic()
         self.starts += 1
 
@@ -148,7 +164,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", default="8000")
-        parser.add_argument("--concurrency", type=int, default=4, help="worker threads")
+        parser.add_argument(
+            "--concurrency", type=int, default=4, help="worker threads for model episodes"
+        )
+        parser.add_argument(
+            "--render-concurrency",
+            type=int,
+            default=1,
+            help="render worker threads (each holds an OpenGL context)",
+        )
         parser.add_argument("--web-workers", type=int, default=2, help="gunicorn processes")
         parser.add_argument("--no-baselines", action="store_true", help="do not queue baselines")
 
@@ -179,9 +203,19 @@ class Command(BaseCommand):
                 "-",
             ],
         )
-        worker = Child("worker", worker_command(concurrency=options["concurrency"], beat=False))
+        worker = Child(
+            "worker",
+            worker_command(concurrency=options["concurrency"], beat=False, queues=("models",)),
+        )
+        render = Child(
+            "render worker",
+            worker_command(
+                concurrency=options["render_concurrency"], beat=False, queues=("render",)
+            ),
+            niceness=RENDER_NICENESS,
+        )
         beat = Child("beat", beat_command())
-        children = [web, worker, beat]
+        children = [web, worker, render, beat]
         self._signals = 0
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)

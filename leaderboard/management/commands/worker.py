@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mirrorbench_site.celery import worker_command
+from mirrorbench_site.celery import QUEUES, worker_command
 
 
 class Command(BaseCommand):
@@ -25,11 +25,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--concurrency", type=int, default=4, help="worker threads")
         parser.add_argument(
+            "--queues",
+            default=",".join(QUEUES),
+            help="comma-separated: models (episodes), render (frames); default both. A GPU "
+            "machine can serve only render, a small one only models.",
+        )
+        parser.add_argument(
             "--no-beat",
             action="store_true",
             help="another process runs beat (manage.py serve, another worker, celery beat)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        command = worker_command(concurrency=options["concurrency"], beat=not options["no_beat"])
+        queues = tuple(q.strip() for q in options["queues"].split(",") if q.strip())
+        try:
+            command = worker_command(
+                concurrency=options["concurrency"], beat=not options["no_beat"], queues=queues
+            )
+        except ValueError as exc:
+            raise CommandError(f"--{exc}") from None
         os.execv(command[0], command)  # the worker takes over this process, signals included
