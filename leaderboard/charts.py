@@ -102,12 +102,13 @@ def chart_json(chart: Chart) -> dict[str, Any]:
 
 def plot_config(filename: str) -> dict[str, Any]:
     """Return the plotly.js config: the mode bar always shown, PNG download at twice the size
-    (charts.js adds the SVG button), no plotly logo."""
+    (charts.js adds the SVG button), no plotly logo and no sharing to Plotly's cloud."""
     return {
         "displaylogo": False,
         "displayModeBar": True,
         "responsive": True,
-        "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+        # Sharing uploads the chart to Plotly's cloud: the site must not send visitors there.
+        "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "sendChartToCloud"],
         "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2},
     }
 
