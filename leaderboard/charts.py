@@ -372,7 +372,10 @@ def stability_ranking_figure(runs: Sequence[ChartRun]) -> Chart:
         _figure(figure),
         stability_ranking_table(runs),
         "mirrorbench-stability-ranking",
-        narrow={"margin": {"l": 110, "r": 12, "t": 24, "b": 64}},
+        narrow={
+            "margin": {"l": 110, "r": 12, "t": 96, "b": 64},
+            "xaxis": {"title": {"text": "CS, 95% interval over scenes"}},
+        },
     )
 
 
@@ -449,6 +452,7 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
     polar = {
         "radialaxis": {
             "range": [floor, 1],
+            "dtick": 0.5 if 1 - floor <= 2 else 1,
             "angle": 90,
             "tickangle": 90,
             "gridcolor": "#dddddd",
@@ -458,16 +462,28 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
         "bgcolor": "#ffffff",
     }
     domains = [
-        ({"x": [0.0, 0.44], "y": [0.56, 1.0]}),
-        ({"x": [0.56, 1.0], "y": [0.56, 1.0]}),
-        ({"x": [0.0, 0.44], "y": [0.0, 0.44]}),
-        ({"x": [0.56, 1.0], "y": [0.0, 0.44]}),
+        ({"x": [0.0, 0.42], "y": [0.56, 0.98]}),
+        ({"x": [0.58, 1.0], "y": [0.56, 0.98]}),
+        ({"x": [0.0, 0.42], "y": [0.0, 0.42]}),
+        ({"x": [0.58, 1.0], "y": [0.0, 0.42]}),
     ]
     narrow_domains = [
         {"x": [0.0, 1.0], "y": [1 - (k + 1) / 4 + 0.03, 1 - k / 4 - 0.04]} for k in range(4)
     ]
-    layout = _layout(height=760, margin={"l": 40, "r": 40, "t": 40, "b": 40})
-    narrow: dict[str, Any] = {"height": 1500, "annotations": []}
+    layout = _layout(height=780, margin={"l": 40, "r": 40, "t": 40, "b": 72})
+    # A phone stacks the four radars; the legend goes above them all, clear of Level 0's title.
+    narrow: dict[str, Any] = {
+        "height": 1560,
+        "annotations": [],
+        "margin": {"l": 36, "r": 36, "t": 120, "b": 24},
+        "legend": {
+            "orientation": "h",
+            "x": 0.5,
+            "xanchor": "center",
+            "y": 1.03,
+            "yanchor": "bottom",
+        },
+    }
     annotations = []
     for k, level in enumerate(LEVELS):
         key = "polar" if k == 0 else f"polar{k + 1}"
@@ -476,7 +492,13 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
         annotations.append(_panel_title(LEVEL_NAMES[level], domains[k]))
         narrow["annotations"].append(_panel_title(LEVEL_NAMES[level], narrow_domains[k]))
     layout["annotations"] = annotations
-    layout["legend"] = {"orientation": "h", "x": 0.5, "xanchor": "center", "y": 1.06}
+    layout["legend"] = {
+        "orientation": "h",
+        "x": 0.5,
+        "xanchor": "center",
+        "y": -0.05,
+        "yanchor": "top",
+    }
     figure.update_layout(layout)
     return Chart(_figure(figure), radar_table(runs), "mirrorbench-radar", narrow=narrow)
 

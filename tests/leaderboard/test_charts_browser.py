@@ -106,7 +106,7 @@ def test_on_a_phone_the_charts_fit_the_screen_and_stack_their_panels(browser, si
     expect(phone.locator(DRAWN)).to_have_count(2)
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     radar = phone.locator("#model-radar .chart-plot")
-    assert radar.evaluate("plot => plot.layout.height") == 1500
+    assert radar.evaluate("plot => plot.layout.height") == 1560
     assert radar.evaluate("plot => plot.layout.polar2.domain.x") == [0, 1]
     assert radar.evaluate("plot => plot.getBoundingClientRect().right") <= 390
     context.close()
