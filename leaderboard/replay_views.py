@@ -209,14 +209,13 @@ def scenes_page(request: HttpRequest) -> HttpResponse:
     scenes = list(gallery_scenes())
     items = gallery(scenes=scenes, size=DEFAULT_SIZE)
     _gallery_register(scenes)
+    groups: dict[str, list[tuple[object, dict[str, str]]]] = {}
+    for item in items:
+        groups.setdefault(item.scene.track, []).append((item, frame_urls(item.start)))
     return render(
         request,
         "leaderboard/scenes.html",
-        {
-            "items": [(item, frame_urls(item.start)) for item in items],
-            "tracks": sorted({s.track for s in scenes}),
-            "version": BENCHMARK_VERSION,
-        },
+        {"groups": list(groups.items()), "count": len(items), "version": BENCHMARK_VERSION},
     )
 
 
