@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python -m benchmarks.frames
 	$(BIN)/python -m benchmarks.engine
 	$(BIN)/python -m benchmarks.leaderboard
+	$(BIN)/python -m benchmarks.charts
 	$(BIN)/python -m benchmarks.load
 
 lint: install

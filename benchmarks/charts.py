@@ -1,0 +1,109 @@
+"""Charts benchmark: time to build each chart's JSON at scale.
+
+200 model entries (BENCH_ENTRIES), each with a 264-episode run (``benchmarks.load``'s synthetic
+board: random-agent bundles imported through the real services, cognitive stability stored as
+the scores are computed), plus the paper's rows, in a throwaway SQLite database. For each chart
+it reports the median of REQUESTS builds of the JSON in-process (selector, plotly figure,
+``json.dumps``) and of requests to its API endpoint and the pages through the Django test
+client (server time). Target: at most 250 ms per chart (median); the figures are for comparing
+code, not a capacity estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.load import ENTRIES, build_data_dir
+
+REQUESTS = 21
+TARGET_MS = 250.0
+
+
+def _median_ms(work: Callable[[], Any]) -> float:
+    times = []
+    for _ in range(REQUESTS):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    data = Path(tempfile.mkdtemp(prefix="mirrorbench-bench-"))
+    os.environ["MIRRORBENCH_DATA_DIR"] = str(data)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
+    setup_s = build_data_dir(data)
+    from django.test import Client
+
+    from leaderboard import charts
+    from leaderboard.chart_selectors import chart_runs, chart_runs_for, default_slugs
+    from leaderboard.selectors import tracks_page
+
+    picked = ["synthetic-model-000", "synthetic-model-001", "gpt-41-api", "random"]
+
+    def build(figure: Callable[[], charts.Chart]) -> Callable[[], str]:
+        return lambda: json.dumps(charts.chart_json(figure()))
+
+    def tracks() -> charts.Chart:
+        page = tracks_page()
+        return charts.tracks_figure(page.table_iii, page.models)
+
+    builders: dict[str, Callable[[], str]] = {
+        "stability (Fig. 2)": build(lambda: charts.stability_figure(chart_runs())),
+        "stability ranking (Fig. 5)": build(lambda: charts.stability_ranking_figure(chart_runs())),
+        "radar, 4 models": build(
+            lambda: charts.radar_figure(chart_runs_for(version="v2", slugs=picked))
+        ),
+        "trajectories, 4 models": build(
+            lambda: charts.trajectories_figure(chart_runs_for(version="v2", slugs=picked))
+        ),
+        "radar, default models": build(
+            lambda: charts.radar_figure(
+                chart_runs_for(version="v2", slugs=default_slugs(chart_runs()))
+            )
+        ),
+        "tracks (Table III)": build(tracks),
+    }
+    shown = len(charts.stability_runs(chart_runs()))
+    print(f"MirrorBench charts benchmark: {ENTRIES} entries x 264 episodes + the paper's 20 rows")
+    print(
+        f"(built in {setup_s:.0f} s; {shown} models on Fig. 2; median of {REQUESTS} builds: "
+        "selector + plotly figure + json.dumps, in-process)"
+    )
+    for name, work in builders.items():
+        ms = _median_ms(work)
+        size = len(work()) / 1024
+        print(f"{name:32} {ms:7.1f} ms  {size:6.0f} KiB   target {TARGET_MS:.0f} ms")
+    print(f"(median of {REQUESTS} requests through the Django test client: server time)")
+    client = Client(SERVER_NAME="localhost")
+    query = "&".join(f"m={slug}" for slug in picked)
+    for url in (
+        "/api/charts/stability/",
+        "/api/charts/stability-ranking/",
+        f"/api/charts/radar/?{query}",
+        f"/api/charts/trajectories/?{query}",
+        "/api/charts/tracks/",
+        "/charts/",
+        f"/compare/?{query}",
+        "/models/synthetic-model-000/",
+    ):
+
+        def get(url: str = url) -> None:
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+
+        ms = _median_ms(get)
+        print(f"{url.replace(query, 'm=(4 models)'):48} {ms:7.1f} ms")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
