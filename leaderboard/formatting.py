@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 METRIC_NAMES = {
@@ -53,7 +54,13 @@ def interval(ci: Any, episodes: Any = None) -> str:
 
 
 def score_cell(
-    value: Any, *, mark: str = "", ci: Any = None, episodes: Any = None, group_start: bool = False
+    value: Any,
+    *,
+    mark: str = "",
+    ci: Any = None,
+    episodes: Any = None,
+    group_start: bool = False,
+    href: str = "",
 ) -> SafeString:
     """Return one score cell of a leaderboard table as HTML.
 
@@ -66,6 +73,8 @@ def score_cell(
         text = f"<strong>{text}</strong>"
     elif mark == "second":
         text = f"<u>{text}</u>"
+    if href:  # the cell's episodes (built by the selector from a run id, a level, a track)
+        text = f'<a class="cell-link" href="{escape(href)}">{text}</a>'
     title = interval(ci, episodes)
     attribute = f' title="{title}"' if title else ""
     # Every piece is a number or a fixed word formatted above, never user input: safe as is.

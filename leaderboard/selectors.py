@@ -59,6 +59,13 @@ class LeaderboardFilters:
     """The benchmark version whose runs are ranked; versions never share a table."""
 
 
+def episodes_href(run_id: int, table: str, track: str) -> str:
+    """Return the address of a table cell's episodes: its run's list, filtered."""
+    query = [f"level={table}"] if table != "overall" else []
+    query += [f"track={track}"] if track != "overall" else []
+    return f"/runs/{run_id}/" + (f"?{'&'.join(query)}" if query else "") + "#episodes"
+
+
 @dataclass
 class LeaderboardTable:
     """A ranked leaderboard: one row per listed run, plus the best and second-best marks."""
@@ -75,16 +82,22 @@ class LeaderboardTable:
         rows = []
         for record in self.frame.to_dict("records"):
             cells = []
+            # Rows with episodes link each cell to them: that run, level and track.
+            linked = record["source"] != Run.Source.REPORTED
             for i, column in enumerate(SCORE_COLUMNS):
                 value = record[column]
                 ci = record.get(f"{column}_ci")
+                track = column.split("_")[0]
                 cells.append(
                     {
                         "value": None if _missing(value) else value,
                         "mark": self.marks.get(column, {}).get(record["run_id"], ""),
                         "ci": ci if isinstance(ci, list | tuple) else None,
-                        "episodes": _count(record.get(f"{column.split('_')[0]}_episodes")),
+                        "episodes": _count(record.get(f"{track}_episodes")),
                         "group_start": i % len(METRICS) == 0,
+                        "href": episodes_href(int(record["run_id"]), self.table, track)
+                        if linked
+                        else "",
                     }
                 )
             info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}

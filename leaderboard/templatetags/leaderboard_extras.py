@@ -57,6 +57,7 @@ def score_cell(cell: dict[str, Any]) -> SafeString:
         ci=cell["ci"],
         episodes=cell["episodes"],
         group_start=cell["group_start"],
+        href=cell.get("href", ""),
     )
 
 

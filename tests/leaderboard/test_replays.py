@@ -290,3 +290,14 @@ def paper_scenes(db):
     from leaderboard.services.imports import reference_results_load
 
     reference_results_load()
+
+
+def test_each_cell_of_a_leaderboard_row_with_episodes_links_to_them(client, paper_scenes, bundles):
+    run = import_run(bundles["oracle"], "Oracle", kind="baseline")
+    overall = client.get("/?kind=baseline").content.decode()
+    assert f'href="/runs/{run.pk}/?track=human#episodes"' in overall
+    assert f'href="/runs/{run.pk}/#episodes"' in overall  # the Overall column
+    level = client.get("/levels/2/").content.decode()
+    assert f'href="/runs/{run.pk}/?level=2&amp;track=robot#episodes"' in level
+    # The paper's rows have no episodes to link to.
+    assert level.count('class="cell-link"') == 15
