@@ -154,7 +154,12 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
         entry = model_entry_detail(slug=slug)
     except ModelEntry.DoesNotExist:
         raise Http404(f"no model entry {slug!r}") from None
-    runs = [{"run": run, "tables": run_tables(run)} for run in entry.runs.all()]
+    from leaderboard.replay_selectors import run_behaviour_rows
+
+    runs = [
+        {"run": run, "tables": run_tables(run), "behaviour": run_behaviour_rows(run)}
+        for run in entry.runs.all()
+    ]
     context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
     context.update(chart_views.model_charts_context(entry=entry))
     return render(request, "leaderboard/model.html", context)

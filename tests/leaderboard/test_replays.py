@@ -301,3 +301,12 @@ def test_each_cell_of_a_leaderboard_row_with_episodes_links_to_them(client, pape
     assert f'href="/runs/{run.pk}/?level=2&amp;track=robot#episodes"' in level
     # The paper's rows have no episodes to link to.
     assert level.count('class="cell-link"') == 15
+
+
+def test_a_model_page_shows_each_runs_behaviour(client, bundles):
+    run = import_run(bundles["mirror-confused"], "Confused", kind="baseline")
+    page = client.get(f"/models/{run.model_entry.slug}/").content.decode()
+    assert "Mirror-self confusion" in page and f"/runs/{run.pk}/behaviour.csv" in page
+    overall = run.behaviour["overall"]["overall"]
+    assert f"{overall['confusion_rate'] * 100:.0f}%" in page
+    assert f"{overall['mirror_confused_episodes']} of 264" in page
