@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -14,6 +15,7 @@ from django.http import (
     HttpResponseNotModified,
     HttpResponseRedirect,
 )
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -63,7 +65,7 @@ def _bad_request(request: HttpRequest, form: object) -> HttpResponse:
 
 
 @require_GET
-def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponse:
+def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase:
     """A frame's file by its content key; rendered first if registered but not stored yet."""
     try:
         frame = frame_for_key(key)
@@ -99,9 +101,9 @@ def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponse:
     except FileNotFoundError:
         Frame.objects.filter(pk=key).update(stored=None)  # lost: render it again next time
         raise Http404("this frame's file is missing; ask again to render it") from None
-    response = FileResponse(handle, content_type=FRAME_TYPES[variant])
-    response["ETag"], response["Cache-Control"] = etag, IMMUTABLE
-    return response
+    served = FileResponse(handle, content_type=FRAME_TYPES[variant])
+    served["ETag"], served["Cache-Control"] = etag, IMMUTABLE
+    return served
 
 
 def episode_page(request: HttpRequest, episode_id: int) -> HttpResponse:
@@ -160,7 +162,7 @@ def episode_prompt_text(request: HttpRequest, episode_id: int) -> HttpResponse:
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
-def run_episode_list(request: HttpRequest, run: Run) -> dict[str, object]:
+def run_episode_list(request: HttpRequest, run: Run) -> dict[str, Any]:
     """The episode list of the run page: its filter form, a page of cards and their thumbs."""
     scene_ids = run_scene_ids(run=run)
     form = EpisodeListForm(request.GET, scene_ids=scene_ids)

@@ -89,7 +89,7 @@ def _mark_stored(key: str) -> None:
     """Record that a frame found in storage is stored (its row may predate the files)."""
     if not Frame.objects.filter(pk=key, stored__isnull=True).exists():
         return
-    sizes = {}
+    sizes: dict[str, int | None] = {}
     for variant in FRAME_VARIANTS:
         try:
             sizes[f"{variant}_bytes"] = default_storage.size(frame_path(key, variant))
