@@ -283,6 +283,9 @@ def test_the_gallery_lists_every_scene_and_a_scene_page_has_its_three_frames(cli
     assert Frame.objects.filter(mirror=False).count() == 66
     assert client.get("/scenes/no-such-scene/").status_code == 404
     assert client.get("/scenes/?version=v1").status_code == 400
+    # The header and the About page lead to it.
+    about = client.get("/about/").content.decode()
+    assert about.count('href="/scenes/"') == 2
 
 
 @pytest.fixture
