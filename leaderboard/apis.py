@@ -719,10 +719,16 @@ class EpisodeDetailApi(APIView):
     def get(self, request: Request, episode_id: int) -> Response:
         """Return the episode ``episode_id`` if its run is public."""
         try:
-            episode = episode_list().prefetch_related("steps").get(pk=episode_id)
+            episode = (
+                episode_list().select_related("run").prefetch_related("steps").get(pk=episode_id)
+            )
         except Episode.DoesNotExist:
             raise NotFound(f"No episode {episode_id} in a public run.") from None
-        keys = episode_frames_register(episode)
+        cells = [
+            (0, 0, 0),
+            *((s.hand_cell[0], s.hand_cell[1], s.hand_cell[2]) for s in episode.steps.all()),
+        ]
+        keys = episode_frames_register(episode, cells)
         episode.frame_list = [  # type: ignore[attr-defined]
             {"view": i, "key": key, **frame_urls(key)} for i, key in enumerate(keys)
         ]

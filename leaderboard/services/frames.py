@@ -142,10 +142,14 @@ def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
     return keys
 
 
-def episode_frames_register(episode: Episode) -> list[str]:
-    """Register the frames of an episode: its start view, then the view after each step."""
+def episode_frames_register(episode: Episode, cells: Sequence[Vec3] | None = None) -> list[str]:
+    """Register the frames of an episode: its start view, then the view after each step.
+
+    ``cells`` (``selectors.episode_cells``) spares a query when the steps are at hand.
+    """
     size = run_image_size(episode.run)
-    return frames_register(FrameSpec(episode.scene, cell, size) for cell in episode_cells(episode))
+    cells = episode_cells(episode) if cells is None else cells
+    return frames_register(FrameSpec(episode.scene, cell, size) for cell in cells)
 
 
 def run_frames_register(*, run: Run) -> list[str]:

@@ -548,6 +548,11 @@ def test_the_episode_list_pages_the_episodes_of_public_runs(
         "steps_taken",
         "distances",
         *METRICS,
+        "confusion_rate",
+        "mirror_confused",
+        "bad_responses",
+        "collisions",
+        "replay_url",
     }
     assert row["run"] == evaluated_run.pk
     assert len(row["distances"]) == row["steps_taken"] + 1
@@ -776,8 +781,9 @@ def test_a_list_costs_a_fixed_number_of_queries_whatever_its_length(
         ("/api/models/qwen25-vl-72b-copy-0/", 3),
         # the run with its model entry, benchmark and episode counts; its scores
         ("/api/runs/{run}/", 2),
-        # the episode with its scene; its steps
-        ("/api/episodes/{episode}/", 2),
+        # the episode with its scene and run; its steps; its frames registered (which are
+        # known, then the new ones)
+        ("/api/episodes/{episode}/", 4),
     ],
 )
 def test_a_detail_costs_a_fixed_number_of_queries(
