@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import re
 import sys
 import time
@@ -262,6 +263,40 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_REJECTED = 1
+EXIT_UNREACHABLE = 3
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Upload a bundle to a site; print the submission's URL or the reasons it was refused."""
+    from evaluation.submit import SubmitError, submit_bundle
+
+    token = args.token or os.environ.get("MIRRORBENCH_TOKEN", "")
+    if not token:
+        raise UsageError(
+            "--token: give an API token (create one on your profile page) or set MIRRORBENCH_TOKEN"
+        )
+    path = Path(args.bundle)
+    if not path.is_file():
+        raise UsageError(f"{args.bundle}: no such file")
+    metadata = {
+        "model_name": args.model,
+        "kind": args.kind,
+        "organisation": args.organisation,
+        "params_b": args.params_b,
+        "link": args.link,
+    }
+    try:
+        result = submit_bundle(path, url=args.url, token=token, metadata=metadata)
+    except SubmitError as exc:
+        print(f"mirrorbench: error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    stream = sys.stdout if result.ok else sys.stderr
+    for line in result.lines:
+        print(line, file=stream)
+    return 0 if result.ok else EXIT_REJECTED
+
+
 def _format_table(title: str, table: LevelTable) -> list[str]:
     lines = [f"{title:<12}" + "".join(f"{m.upper():>8}" for m in METRICS)]
     for track in TRACKS:
@@ -414,6 +449,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser(
+        "submit",
+        help="upload a bundle to a MirrorBench site, which verifies it before storing anything",
+    )
+    p.add_argument("bundle")
+    p.add_argument("--url", required=True, help="the site, e.g. https://mirrorbench.example")
+    p.add_argument("--token", help="your API token (default: $MIRRORBENCH_TOKEN)")
+    p.add_argument("--model", required=True, help="the leaderboard name of the model")
+    p.add_argument(
+        "--kind", choices=["proprietary", "open-weights", "human"], default="open-weights"
+    )
+    p.add_argument("--organisation", default="")
+    p.add_argument("--params-b", type=float, default=None, help="parameters, in billions")
+    p.add_argument("--link", default="", help="code, model card or paper")
+    p.set_defaults(func=cmd_submit)
     return parser
 
 

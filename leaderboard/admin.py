@@ -2,7 +2,17 @@
 
 from django.contrib import admin
 
-from leaderboard.models import BenchmarkVersion, Episode, ModelEntry, Run, RunScore, Scene, Step
+from leaderboard.models import (
+    ApiToken,
+    BenchmarkVersion,
+    Episode,
+    ModelEntry,
+    Run,
+    RunScore,
+    Scene,
+    Step,
+    Submission,
+)
 
 
 @admin.register(ModelEntry)
@@ -63,3 +73,28 @@ class RunScoreAdmin(admin.ModelAdmin):
     list_filter = ["table", "track"]
     list_select_related = ["run__model_entry"]
     raw_id_fields = ["run"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are made by their users (profile page) or ``manage.py token``; keys are hashed."""
+
+    list_display = ("user", "name", "prefix", "created", "last_used")
+    search_fields = ("user__username", "name", "prefix")
+    readonly_fields = ("user", "prefix", "key_hash", "created", "last_used")
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    """Decisions go through the review page (/submissions/<id>/), which lists and unlists runs."""
+
+    list_display = ("model_name", "owner", "episodes", "partial", "review", "created")
+    list_filter = ("review", "partial", "kind")
+    search_fields = ("model_name", "owner__username", "sha256")
+    readonly_fields = [f.name for f in Submission._meta.fields]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False

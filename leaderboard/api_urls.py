@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from leaderboard import apis, chart_apis
+from leaderboard import apis, chart_apis, submission_apis
 
 urlpatterns = [
     path("", apis.ApiIndex.as_view(), name="api-index"),
@@ -18,6 +18,12 @@ urlpatterns = [
     path("episodes/", apis.EpisodeListApi.as_view(), name="api-episodes"),
     path("episodes/<int:episode_id>/", apis.EpisodeDetailApi.as_view(), name="api-episode"),
     path("evaluations/", apis.EvaluationCreateApi.as_view(), name="api-evaluations"),
+    path("submissions/", submission_apis.SubmissionListApi.as_view(), name="api-submissions"),
+    path(
+        "submissions/<int:submission_id>/",
+        submission_apis.SubmissionDetailApi.as_view(),
+        name="api-submission",
+    ),
     path("charts/stability/", chart_apis.StabilityChartApi.as_view(), name="api-chart-stability"),
     path(
         "charts/stability-ranking/",

@@ -205,6 +205,19 @@ class ApiIndex(APIView):
         ("api-chart-radar", "GET", {}, "Radar of the four metrics at each level (?m=slug, 1-4)."),
         ("api-chart-trajectories", "GET", {}, "Fig. 3: each metric across levels (?m=slug, 1-4)."),
         ("api-chart-tracks", "GET", {}, "Table III as a chart: Human against Robot by level."),
+        (
+            "api-submissions",
+            "POST",
+            {},
+            "Upload a results bundle (multipart: bundle, model_name, kind, ...; a token or the "
+            "session): verified before anything is stored. GET lists your submissions.",
+        ),
+        (
+            "api-submission",
+            "GET",
+            {"submission_id": 0},
+            "One of your submissions: its verification report and review.",
+        ),
         ("api-schema", "GET", {}, "The OpenAPI 3 schema of this API."),
         ("api-docs", "GET", {}, "Interactive documentation (Swagger UI)."),
     ]

@@ -149,3 +149,90 @@ class ReplayStepForm(forms.Form):
                 last, message=f"expected a step from 0 to {last} (this episode's last view)"
             )
         )
+
+
+SUBMISSION_KINDS = [
+    (k, v) for k, v in ModelEntry.Kind.choices if k in ("proprietary", "open-weights", "human")
+]
+
+
+class SubmissionMetadataForm(forms.Form):
+    """The model entry a submitted bundle goes to (the fields every door asks for)."""
+
+    model_name = forms.CharField(max_length=200, label="Model name")
+    kind = forms.ChoiceField(choices=SUBMISSION_KINDS, initial="open-weights")
+    organisation = forms.CharField(max_length=200, required=False)
+    params_b = forms.FloatField(
+        required=False, min_value=0, max_value=1e6, label="Parameters (billions)"
+    )
+    link = forms.URLField(
+        max_length=500, required=False, assume_scheme="https", label="Link to code or paper"
+    )
+
+
+class SubmissionForm(SubmissionMetadataForm):
+    """The web form: the metadata and the results bundle file."""
+
+    bundle = forms.FileField(
+        label="Results bundle",
+        help_text="The .jsonl file that `mirrorbench run` wrote.",
+        allow_empty_file=False,
+    )
+    field_order = ["bundle", "model_name", "kind", "organisation", "params_b", "link"]
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Token name", help_text="e.g. laptop or CI")
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("approve", "Approve"), ("refuse", "Refuse"), ("flag", "Flag")]
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Required to refuse or flag: the owner reads it.",
+    )
+    allow_partial = forms.BooleanField(
+        required=False, label="Let this incomplete bundle onto the board (marked partial)"
+    )
+
+
+class SignUpForm(forms.Form):
+    """A new account: user name, e-mail (for password resets) and a password, twice."""
+
+    username = forms.RegexField(
+        regex=r"^[\w.@+-]{3,150}$",
+        max_length=150,
+        help_text="3 to 150 letters, digits and @ . + - _",
+        error_messages={"invalid": "expected 3 to 150 letters, digits and @ . + - _"},
+    )
+    email = forms.EmailField(help_text="For password resets only; never shown.")
+    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+
+    def clean_username(self) -> str:
+        from django.contrib.auth.models import User
+
+        name = self.cleaned_data["username"]
+        if User.objects.filter(username__iexact=name).exists():
+            raise forms.ValidationError("this user name is taken")
+        return name
+
+    def clean(self) -> dict[str, object]:
+        from django.contrib.auth import password_validation
+        from django.contrib.auth.models import User
+
+        data = super().clean() or {}
+        first, second = data.get("password1"), data.get("password2")
+        if first and second and first != second:
+            self.add_error("password2", "the two passwords differ")
+        elif first:
+            candidate = User(username=data.get("username") or "", email=data.get("email") or "")
+            try:
+                password_validation.validate_password(str(first), candidate)
+            except forms.ValidationError as exc:
+                self.add_error("password1", exc)
+        return data

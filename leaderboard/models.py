@@ -469,3 +469,84 @@ class Frame(models.Model):
 
     def __str__(self) -> str:
         return f"frame {self.key} ({self.scene} at {self.cell})"
+
+
+class ApiToken(models.Model):
+    """A user's API token: only its SHA-256 is kept; the key is shown once, when created."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'CI'.")
+    prefix = models.CharField(max_length=12, help_text="The key's first characters, to tell it.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user}"
+
+
+class Submission(models.Model):
+    """A verified results bundle uploaded by a user, and its moderation.
+
+    Only bundles that verify become submissions (a rejected upload stores nothing). The bundle
+    is kept by content hash, one copy however often it is uploaded; the run it became is
+    private to its owner until the owner asks for review and a moderator approves it.
+    """
+
+    class Review(models.TextChoices):
+        DRAFT = "draft", "Private (not submitted for review)"
+        PENDING = "pending", "Waiting for a moderator"
+        APPROVED = "approved", "Approved: on the board"
+        REFUSED = "refused", "Refused by a moderator"
+        FLAGGED = "flagged", "Flagged: hidden from the board"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
+    )
+    sha256 = models.CharField(max_length=64, help_text="Of the bundle's bytes.")
+    bundle_path = models.CharField(max_length=200, help_text="Where the bundle is in storage.")
+    bundle_bytes = models.PositiveBigIntegerField()
+    model_name = models.CharField(max_length=200)
+    organisation = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=20, choices=ModelEntry.Kind.choices)
+    params_b = models.FloatField(null=True, blank=True)
+    link = models.URLField(max_length=500, blank=True, help_text="Code, model card or paper.")
+    review = models.CharField(max_length=20, choices=Review.choices, default=Review.DRAFT)
+    review_note = models.TextField(
+        blank=True, help_text="A moderator's reason, shown to the owner (and on a flagged entry)."
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="reviewed_submissions",
+    )
+    allow_partial = models.BooleanField(
+        default=False, help_text="A moderator lets an incomplete bundle onto the board."
+    )
+    episodes = models.PositiveIntegerField(default=0)
+    partial = models.BooleanField(default=False, help_text="Fewer than all 264 episodes.")
+    report = models.JSONField(
+        default=dict, blank=True, help_text="Verification: what was checked, counts, seconds."
+    )
+    run = models.OneToOneField(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="submission"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    reviewed = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "sha256"], name="unique_submission_bundle")
+        ]
+        indexes = [models.Index(fields=["review"])]
+
+    def __str__(self) -> str:
+        return f"submission {self.pk}: {self.model_name} by {self.owner}"

@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from leaderboard import chart_views, replay_views, views
+from leaderboard import chart_views, replay_views, submission_views, views
 
 app_name = "leaderboard"
 
@@ -29,6 +29,27 @@ urlpatterns = [
     ),
     path("scenes/", replay_views.scenes_page, name="scenes"),
     path("scenes/<str:scene_id>/", replay_views.scene_page, name="scene"),
+    path("accounts/signup/", submission_views.signup, name="signup"),
+    path("accounts/profile/", submission_views.profile, name="profile"),
+    path("accounts/tokens/", submission_views.token_create, name="token-create"),
+    path(
+        "accounts/tokens/<int:token_id>/revoke/",
+        submission_views.token_revoke,
+        name="token-revoke",
+    ),
+    path("submit/", submission_views.submit, name="submit"),
+    path("submissions/<int:submission_id>/", submission_views.submission_page, name="submission"),
+    path(
+        "submissions/<int:submission_id>/publish/",
+        submission_views.submission_publish_view,
+        name="submission-publish",
+    ),
+    path(
+        "submissions/<int:submission_id>/review/",
+        submission_views.submission_review_view,
+        name="submission-review",
+    ),
+    path("moderation/", submission_views.moderation, name="moderation"),
     path("about/", views.about, name="about"),
     path("charts/", chart_views.charts_page, name="charts"),
     path("compare/", chart_views.compare_page, name="compare"),

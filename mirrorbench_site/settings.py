@@ -84,7 +84,6 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "rest_framework.authtoken",
     "axes",
     "leaderboard",
 ]
@@ -177,7 +176,7 @@ CACHES = {
         "LOCATION": str(DATA_DIR / "cache" / "django"),
     }
 }
-LOGIN_REDIRECT_URL = "/"
+LOGIN_REDIRECT_URL = "/accounts/profile/"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -230,14 +229,19 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     # Sessions (the site's sign-in, with CSRF) and API tokens; never passwords on each request.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # The token class first: a request without credentials gets 401 with
+        # `WWW-Authenticate: Token`, saying how to authenticate, rather than a bare 403.
+        "leaderboard.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks).
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "evaluations": envstr("MIRRORBENCH_EVALUATION_RATE", "20/hour"),
         "cancels": envstr("MIRRORBENCH_CANCEL_RATE", "60/hour"),
+        "submissions": envstr("MIRRORBENCH_SUBMISSION_RATE", "30/hour"),
+        "reviews": envstr("MIRRORBENCH_REVIEW_RATE", "600/hour"),
+        "tokens": envstr("MIRRORBENCH_TOKEN_RATE", "30/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -276,6 +280,28 @@ MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOIN
 # episodes started in any 24 hours (1056 = four full runs).
 MIRRORBENCH_MAX_ACTIVE_RUNS = envint("MIRRORBENCH_MAX_ACTIVE_RUNS", 2, minimum=0)
 MIRRORBENCH_MAX_EPISODES_PER_DAY = envint("MIRRORBENCH_MAX_EPISODES_PER_DAY", 1056, minimum=0)
+# Submissions of results bundles: per user, per day and verifying at once (staff exempt), and
+# the largest bundle accepted. A full 264-episode bundle of a model is 2-10 MB.
+MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY = envint("MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY", 10, minimum=0)
+MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS = envint("MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS", 2, minimum=1)
+MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
+    "MIRRORBENCH_MAX_BUNDLE_BYTES", 64 * 1024 * 1024, minimum=1024
+)
+# Django refuses request bodies above this before any view runs; uploads go to a temporary
+# file above FILE_UPLOAD_MAX_MEMORY_SIZE.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+EMAIL_BACKEND = envstr("DJANGO_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = envstr("DJANGO_DEFAULT_FROM_EMAIL", "mirrorbench@localhost")
 # Per-provider limits shared by all workers (JSON, see leaderboard.selectors.limits_for).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)

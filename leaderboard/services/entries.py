@@ -73,7 +73,13 @@ def model_entry_upsert(
 
 
 def model_entry_create(
-    *, name: str, kind: str, owner: Any, params_b: float | None = None, organisation: str = ""
+    *,
+    name: str,
+    kind: str,
+    owner: Any,
+    params_b: float | None = None,
+    organisation: str = "",
+    links: list[dict[str, str]] | None = None,
 ) -> ModelEntry:
     """Create a user's own entry ``name`` (the caller checked that no entry has that name)."""
     if kind not in ModelEntry.Kind.values:
@@ -85,6 +91,7 @@ def model_entry_create(
         params_b=params_b,
         organisation=organisation,
         owner=owner,
+        links=links or [],
     )
 
 

@@ -141,6 +141,24 @@ def model_entry_import_bundle(
         )
 
 
+def store_verified_bundle(
+    *, model_entry: ModelEntry, bundle: Bundle, owner: Any, visibility: str
+) -> Run:
+    """Store a bundle that ``verify_bundle`` passed as an unlisted uploaded run (a submission).
+
+    The caller verified it and holds the transaction; moderation lists it later.
+    """
+    return _run_store(
+        model_entry=model_entry,
+        bundle=bundle,
+        source=Run.Source.VERIFIED,
+        owner=owner,
+        list_run=False,
+        with_steps=True,
+        visibility=visibility,
+    ).run
+
+
 def _verified(bundle: Bundle) -> None:
     # Verified before the transaction starts: replaying a bundle takes a while, and no write
     # lock needs to be held meanwhile.
@@ -157,6 +175,7 @@ def _run_store(
     owner: Any,
     list_run: bool,
     with_steps: bool,
+    visibility: str = Run.Visibility.PUBLIC,
 ) -> ImportedRun:
     benchmark = benchmark_current()
     scenes = {s.scene_id: s for s in benchmark.scenes.all()}
@@ -166,6 +185,7 @@ def _run_store(
         benchmark=benchmark,
         owner=owner,
         source=source,
+        visibility=visibility,
         status=Run.Status.COMPLETED,
         agent=header["agent"]["name"],
         metadata=header,

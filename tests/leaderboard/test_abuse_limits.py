@@ -6,10 +6,10 @@ import base64
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
-from rest_framework.authtoken.models import Token
 from rest_framework.views import APIView
 
 from leaderboard.models import Run
+from leaderboard.services.tokens import api_token_create
 from tests.leaderboard.test_hosted_runs import form_data, public_dns  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("public_dns")]
@@ -59,12 +59,12 @@ def test_the_api_takes_no_passwords_but_takes_tokens(client, alice):
     )
     assert refused.status_code in (401, 403)
     assert Run.objects.count() == 0
-    token = Token.objects.create(user=alice)
+    key = api_token_create(user=alice, name="test").key
     accepted = client.post(
         "/api/evaluations/",
         {**form_data(), "levels": [0]},
         content_type="application/json",
-        HTTP_AUTHORIZATION=f"Token {token.key}",
+        HTTP_AUTHORIZATION=f"Token {key}",
     )
     assert accepted.status_code == 201, accepted.content
     assert Run.objects.get().owner == alice
@@ -130,6 +130,7 @@ def test_the_api_index_lists_every_endpoint_and_each_answers(client):
             continue  # the index itself
         url = "/api/" + route.replace("<slug:slug>", "{slug}").replace("<str:table>", "{table}")
         url = url.replace("<int:run_id>", "{id}").replace("<int:episode_id>", "{id}")
+        url = url.replace("<int:submission_id>", "{id}")
         assert url in listed, f"{url} is not in the index"
     assert all(row["description"] for row in rows)
     for row in rows:

@@ -14,13 +14,13 @@ import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
-from rest_framework.authtoken.models import Token
 from rest_framework.throttling import ScopedRateThrottle
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.services.imports import reference_results_load
+from leaderboard.services.tokens import api_token_create
 from tests.leaderboard.factories import import_run, make_bundle
 
 CHECKS = [not_a_server_error, response_schema_conformance]
@@ -112,13 +112,13 @@ def test_anonymous_requests_get_no_server_error_and_the_documented_shape(case, a
 def test_an_evaluators_requests_get_no_server_error_and_the_documented_shape(
     case, api_data, unthrottled, alice
 ):
-    token, _ = Token.objects.get_or_create(user=alice)
-    case.call_and_validate(headers={"Authorization": f"Token {token.key}"}, checks=CHECKS)
+    key = api_token_create(user=alice, name="fuzz").key
+    case.call_and_validate(headers={"Authorization": f"Token {key}"}, checks=CHECKS)
 
 
 def test_every_row_that_exists_is_served_in_the_documented_shape(api_data, alice):
-    token, _ = Token.objects.get_or_create(user=alice)
-    owner = {"Authorization": f"Token {token.key}"}
+    key = api_token_create(user=alice, name="fuzz").key
+    owner = {"Authorization": f"Token {key}"}
     cases = [
         *(
             schema["/api/models/{slug}/"]["GET"].Case(path_parameters={"slug": slug})

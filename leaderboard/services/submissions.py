@@ -1,0 +1,303 @@
+"""Writes: results bundles uploaded by users, verified on arrival, and their moderation.
+
+One service for the three doors (the web form, ``POST /api/submissions/``, ``mirrorbench
+submit``). An upload is checked before anything is stored: its size, then every line (UTF-8,
+JSON, depth, the schema), then a full replay of every episode's actions through the dynamics,
+recomputing distances and metrics (``evaluation.verify``, what ``mirrorbench verify`` runs).
+Numbers in the bundle are never trusted. A bundle that fails any check stores nothing and
+gets every problem back; one that passes becomes a private run of its owner, stored with its
+model entry in one transaction, and its bundle is kept once by content hash.
+
+Verification runs in the request: a full 264-episode bundle takes about 55 ms to read and
+replay (``docs/submissions.md`` has the figures). Each user may verify a few bundles at once
+(``MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS``) and submit so many a day
+(``MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY``); staff have no caps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.files.base import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.bundle import BundleError, read_bundle
+from evaluation.prompts import LEVELS
+from evaluation.verify import verify_bundle
+from leaderboard.models import ModelEntry, Run, Submission
+from leaderboard.services.entries import model_entry_create
+from leaderboard.services.errors import FieldError
+from leaderboard.services.imports import store_verified_bundle
+from leaderboard.services.scores import run_list_if_complete, run_list_on_leaderboard
+from simulation.catalogue import scene_set
+
+SHOWN_PROBLEMS = 50
+"""Problems returned for a bundle that does not verify; ``mirrorbench verify`` lists all."""
+CHUNK = 1024 * 1024
+VERIFY_SLOT_S = 300
+"""A verification slot is held at most this long (a crashed request frees it by then)."""
+
+
+class SubmissionRejected(Exception):
+    """The bundle does not verify: ``problems`` says each discrepancy; nothing was stored."""
+
+    def __init__(self, problems: list[str], total: int) -> None:
+        super().__init__(f"{total} problems")
+        self.problems, self.total = problems, total
+
+
+class QuotaExceeded(Exception):
+    """The user is over a submission cap; the message says which and when it frees up."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    submission: Submission
+    duplicate: bool
+    """The same owner had uploaded these exact bytes before: nothing new was stored."""
+
+
+def _quota_check(user: Any) -> None:
+    if user.is_staff:
+        return
+    since = timezone.now() - timedelta(days=1)
+    today = Submission.objects.filter(owner=user, created__gte=since).count()
+    cap = settings.MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY
+    if today >= cap:
+        raise QuotaExceeded(
+            f"you submitted {today} bundles in the last 24 hours, the most allowed is {cap} a "
+            "day: wait, or ask a moderator"
+        )
+
+
+@contextmanager
+def _verification_slot(user: Any) -> Iterator[None]:
+    """Hold one of the user's verification slots for the duration of the block."""
+    if user.is_staff:
+        yield
+        return
+    cap = settings.MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS
+    for slot in range(cap):
+        key = f"verifying:{user.pk}:{slot}"
+        if cache.add(key, 1, VERIFY_SLOT_S):
+            try:
+                yield
+            finally:
+                cache.delete(key)
+            return
+    raise QuotaExceeded(
+        f"you have {cap} bundles being verified, the most allowed at once: wait for one to finish"
+    )
+
+
+def _spool(chunks: Iterable[bytes], folder: Path) -> tuple[Path, str, int]:
+    """Write the upload to a file in ``folder``, hashing it; refuse it past the size limit."""
+    limit = settings.MIRRORBENCH_MAX_BUNDLE_BYTES
+    digest, size = hashlib.sha256(), 0
+    path = folder / "bundle.jsonl"
+    with path.open("wb") as out:
+        for chunk in chunks:
+            size += len(chunk)
+            if size > limit:
+                raise FieldError(
+                    "bundle",
+                    f"the file is larger than the limit of {limit} bytes "
+                    "(MIRRORBENCH_MAX_BUNDLE_BYTES); a full bundle is usually 2-10 MB",
+                )
+            digest.update(chunk)
+            out.write(chunk)
+    if size == 0:
+        raise FieldError("bundle", "the file is empty: expected a results bundle (JSON lines)")
+    return path, digest.hexdigest(), size
+
+
+def _entry_for(*, user: Any, name: str, data: dict[str, Any]) -> ModelEntry | None:
+    """Return the owner's entry of that name, None for a new one; refuse anyone else's."""
+    existing = ModelEntry.objects.filter(name__iexact=name).first()
+    if existing is None:
+        return None
+    if existing.owner_id == user.pk or (
+        user.is_staff and user.has_perm("leaderboard.change_modelentry")
+    ):
+        return existing
+    raise FieldError(
+        "model_name",
+        f"{existing.name!r} is the name of an entry that is not yours; choose another name "
+        "(the paper's rows, the baselines and other users' entries are taken)",
+    )
+
+
+def bundle_path(sha256: str) -> str:
+    """Return where a bundle is kept in storage, by its content hash."""
+    return f"submissions/{sha256[:2]}/{sha256}.jsonl"
+
+
+def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any]) -> Submitted:
+    """Check, verify and store an uploaded bundle as a private run of ``user``.
+
+    ``data`` holds the entry's metadata, already validated by the door's form or serializer:
+    ``model_name``, ``kind``, and optionally ``organisation``, ``params_b``, ``link``.
+
+    Raises:
+        QuotaExceeded: The user is over a daily or concurrent cap.
+        FieldError: The file is too large, empty or not a bundle (the message names the line
+            and what was expected), or the model name is someone else's.
+        SubmissionRejected: The bundle does not verify.
+    """
+    _quota_check(user)
+    name = data["model_name"].strip()
+    if not name:
+        raise FieldError("model_name", "expected a name with at least one visible character")
+    entry = _entry_for(user=user, name=name, data=data)
+    with _verification_slot(user), tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        path, sha256, size = _spool(chunks, Path(folder))
+        existing = Submission.objects.filter(owner=user, sha256=sha256).first()
+        if existing is not None:
+            return Submitted(existing, duplicate=True)
+        try:
+            bundle = read_bundle(path)
+        except BundleError as exc:
+            message = str(exc).replace(str(path), "bundle")
+            raise FieldError("bundle", message) from None
+        problems = verify_bundle(bundle)
+        if problems:
+            raise SubmissionRejected(problems[:SHOWN_PROBLEMS], len(problems))
+        seconds = time.perf_counter() - started
+        expected = len(scene_set()) * len(LEVELS)
+        episodes = len(bundle.episodes)
+        stored_at = bundle_path(sha256)
+        if not default_storage.exists(stored_at):
+            with path.open("rb") as handle:
+                default_storage.save(stored_at, File(handle))
+        with transaction.atomic():
+            if entry is None:
+                entry = model_entry_create(
+                    name=name,
+                    kind=data["kind"],
+                    params_b=data.get("params_b"),
+                    owner=user,
+                    organisation=data.get("organisation") or "",
+                    links=[{"label": "Code or paper", "url": data["link"]}]
+                    if data.get("link")
+                    else [],
+                )
+            run = store_verified_bundle(
+                model_entry=entry, bundle=bundle, owner=user, visibility=Run.Visibility.PRIVATE
+            )
+            submission = Submission.objects.create(
+                owner=user,
+                sha256=sha256,
+                bundle_path=stored_at,
+                bundle_bytes=size,
+                model_name=entry.name,
+                organisation=data.get("organisation") or "",
+                kind=data["kind"],
+                params_b=data.get("params_b"),
+                link=data.get("link") or "",
+                episodes=episodes,
+                partial=episodes < expected,
+                run=run,
+                report={
+                    "verified_s": round(seconds, 3),
+                    "episodes": episodes,
+                    "expected": expected,
+                    "agent": bundle.header.get("agent", {}).get("name"),
+                    "checks": [
+                        "every line is UTF-8 JSON within the size and depth limits",
+                        "the header and every episode match the bundle schema",
+                        "the benchmark version, scenes and levels are the protocol's",
+                        "no episode appears twice",
+                        "every step's action was replayed through the dynamics: hand cells, "
+                        "collisions and distances recomputed",
+                        "every episode's metrics recomputed from its distances",
+                    ],
+                },
+            )
+    return Submitted(submission, duplicate=False)
+
+
+def _locked(submission: Submission) -> Submission:
+    return Submission.objects.select_for_update().select_related("run").get(pk=submission.pk)
+
+
+def submission_publish(*, submission: Submission, user: Any) -> Submission:
+    """Ask for review: the owner's private submission goes to the moderators' queue."""
+    with transaction.atomic():
+        submission = _locked(submission)
+        if submission.owner_id != user.pk:
+            raise FieldError("submission", "only its owner may publish a submission")
+        if submission.review not in (Submission.Review.DRAFT, Submission.Review.REFUSED):
+            raise FieldError(
+                "submission", f"this submission is already {submission.get_review_display()}"
+            )
+        submission.review = Submission.Review.PENDING
+        submission.save(update_fields=["review"])
+    return submission
+
+
+def submission_review(
+    *,
+    submission: Submission,
+    moderator: Any,
+    decision: str,
+    note: str = "",
+    allow_partial: bool = False,
+) -> Submission:
+    """A moderator's decision: ``approve``, ``refuse`` (a reason the owner sees) or ``flag``.
+
+    Approving makes the run public and lists it on the board if it is complete, or if it is
+    partial and ``allow_partial``; refusing keeps it private; flagging a published entry takes
+    it off the board, with the note shown on its model page.
+    """
+    note = note.strip()
+    if decision not in ("approve", "refuse", "flag"):
+        raise FieldError("decision", f"expected approve, refuse or flag, got {decision!r}")
+    if decision in ("refuse", "flag") and not note:
+        raise FieldError("note", f"say why you {decision} it: the owner reads this")
+    with transaction.atomic():
+        submission = _locked(submission)
+        run = submission.run
+        if run is None:
+            raise FieldError("submission", "this submission has no run any more")
+        allowed = {
+            "approve": (Submission.Review.PENDING, Submission.Review.FLAGGED),
+            "refuse": (Submission.Review.PENDING,),
+            "flag": (Submission.Review.APPROVED,),
+        }[decision]
+        if submission.review not in allowed:
+            raise FieldError(
+                "decision",
+                f"cannot {decision} a submission that is {submission.get_review_display()}",
+            )
+        if decision == "approve":
+            Run.objects.filter(pk=run.pk).update(visibility=Run.Visibility.PUBLIC)
+            run.visibility = Run.Visibility.PUBLIC
+            submission.allow_partial = allow_partial
+            if not run_list_if_complete(run=run) and submission.partial and allow_partial:
+                run_list_on_leaderboard(run=run)
+            submission.review = Submission.Review.APPROVED
+        elif decision == "refuse":
+            submission.review = Submission.Review.REFUSED
+        else:
+            Run.objects.filter(pk=run.pk).update(listed=False)
+            submission.review = Submission.Review.FLAGGED
+        submission.review_note = note
+        submission.reviewed_by = moderator
+        submission.reviewed = timezone.now()
+        submission.save(
+            update_fields=["review", "review_note", "reviewed_by", "reviewed", "allow_partial"]
+        )
+    return submission
