@@ -330,3 +330,51 @@ def test_submitted_episodes_get_their_frames_queued(
     queue = Path(settings.CELERY_BROKER_DIR) / "queue"
     messages = [p.read_text() for p in queue.iterdir() if p.is_file()]
     assert any("run_render_frames" in m and f"({run_id},)" in m for m in messages), run_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_then_submit_from_the_command_line_then_approve_then_the_board(
+    live_server, tmp_path, alice, moderator_user, capsys, settings, monkeypatch
+):
+    """End to end on a live server on loopback: `mirrorbench run`, `mirrorbench submit`."""
+    monkeypatch.delenv("MIRRORBENCH_TOKEN", raising=False)
+    from evaluation.bundle import episode_results, read_bundle
+    from evaluation.cli import main
+    from evaluation.metrics import score_json
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    bundle = tmp_path / "oracle.jsonl"
+    assert main(["run", "--agent", "oracle", "--out", str(bundle)]) == 0
+    key = api_token_create(user=alice, name="cli").key
+    url = live_server.url
+    argv = ["submit", str(bundle), "--url", url, "--model", "Oracle Relabelled", "--kind"]
+    argv += ["proprietary", "--organisation", "Alice Labs"]
+    assert main([*argv, "--token", "mb_wrong"]) == 1
+    assert "Invalid token" in capsys.readouterr().err
+    assert main(argv) == 2  # no token given, none in the environment
+    assert "--token" in capsys.readouterr().err
+    assert main([*argv, "--token", key]) == 0
+    out = capsys.readouterr().out
+    submission = Submission.objects.get()
+    assert f"{url}/submissions/{submission.pk}/" in out and "264 episodes" in out
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(bundle.read_bytes().replace(b'"success":true', b'"success":false', 1))
+    assert main(["submit", str(broken), "--url", url, "--model", "X", "--token", key]) == 1
+    assert "does not verify" in capsys.readouterr().err
+    assert main(["submit", str(bundle), "--url", url + "/nowhere", "--model", "X", "--token", key])
+    # Publish, approve, and the board shows it with the numbers of the bundle.
+    submission_publish_and_approve(submission, alice, moderator_user)
+    from django.test import Client
+
+    board = Client().get("/").content.decode()
+    assert "Oracle Relabelled" in board and "verified upload" in board
+    scores = score_json(episode_results(read_bundle(bundle).episodes))
+    avg = f"{scores['overall']['overall']['avg']:.3f}"
+    assert avg in board
+
+
+def submission_publish_and_approve(submission, owner, moderator):
+    from leaderboard.services.submissions import submission_publish, submission_review
+
+    submission_publish(submission=submission, user=owner)
+    submission_review(submission=submission, moderator=moderator, decision="approve")
