@@ -52,6 +52,7 @@ test-fast: install
 bench: install
 	$(BIN)/python -m benchmarks.render
 	$(BIN)/python -m benchmarks.frames
+	$(BIN)/python -m benchmarks.submissions
 	$(BIN)/python -m benchmarks.engine
 	$(BIN)/python -m benchmarks.leaderboard
 	$(BIN)/python -m benchmarks.charts

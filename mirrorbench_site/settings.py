@@ -302,6 +302,11 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 EMAIL_BACKEND = envstr("DJANGO_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = envstr("DJANGO_DEFAULT_FROM_EMAIL", "mirrorbench@localhost")
+EMAIL_HOST = envstr("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("DJANGO_EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = envstr("DJANGO_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("DJANGO_EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("DJANGO_EMAIL_USE_TLS", False)
 # Per-provider limits shared by all workers (JSON, see leaderboard.selectors.limits_for).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
