@@ -3,6 +3,8 @@
 from typing import Any
 
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from leaderboard import formatting
@@ -33,6 +35,28 @@ def source_label(value: str) -> str:
     return formatting.SOURCE_LABELS.get(value, value)
 
 
+SOURCE_TITLES = {
+    "reported": "The paper's published numbers, as printed: the paper publishes tables, not "
+    "episodes, so they cannot be replayed.",
+    "evaluated": "Run on this server by its workers: every episode and step is stored here.",
+    "verified": "Verified: the server replayed every action of every episode through the "
+    "dynamics and recomputed every distance and metric. This proves the bundle is "
+    "consistent, not which model produced it.",
+}
+
+
+@register.simple_tag
+def source_badge(source: str) -> SafeString:
+    """A source badge with what the source means on hover; a verified one links to how."""
+    label = formatting.SOURCE_LABELS.get(source, source)
+    title = SOURCE_TITLES.get(source, "")
+    css = f"badge source-{source}"
+    if source == "verified":
+        href = reverse("leaderboard:about") + "#verified"
+        return format_html('<a class="{}" href="{}" title="{}">{}</a>', css, href, title, label)
+    return format_html('<span class="{}" title="{}">{}</span>', css, title, label)
+
+
 @register.filter
 def kind_label(value: str) -> str:
     return formatting.KIND_LABELS.get(value, value)
@@ -58,7 +82,14 @@ def score_cell(cell: dict[str, Any]) -> SafeString:
         episodes=cell["episodes"],
         group_start=cell["group_start"],
         href=cell.get("href", ""),
+        intervals=cell.get("intervals", False),
     )
+
+
+@register.filter
+def key_cell(cell: dict[str, Any]) -> SafeString:
+    """Render a row's key score (the sorted column, shown beside the model on a phone)."""
+    return formatting.score_cell(cell["value"], mark=cell["mark"], css="key")
 
 
 @register.filter

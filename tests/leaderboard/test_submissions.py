@@ -378,3 +378,58 @@ def submission_publish_and_approve(submission, owner, moderator):
 
     submission_publish(submission=submission, user=owner)
     submission_review(submission=submission, moderator=moderator, decision="approve")
+
+
+def test_a_flagged_entry_keeps_its_page_with_the_moderators_note(
+    client, alice, moderator_user, bundles
+):
+    from leaderboard.services.submissions import submission_review
+
+    client.force_login(alice)
+    full = Path(bundles["oracle"]).read_bytes()
+    submission = Submission.objects.get(
+        pk=_upload(client, full, model_name="Alice Oracle").json()["id"]
+    )
+    submission_publish_and_approve(submission, alice, moderator_user)
+    submission_review(
+        submission=submission,
+        moderator=moderator_user,
+        decision="flag",
+        note="an oracle, <b>relabelled</b>",
+    )
+    client.logout()
+    page = client.get(f"/models/{submission.run.model_entry.slug}/").content.decode()
+    assert "took it off the board: an oracle, &lt;b&gt;relabelled&lt;/b&gt;" in page
+    assert 'href="/about/#verified"' in page and "not which model produced it" in page
+
+
+@pytest.mark.parametrize("who", ["visitor", "owner", "other", "moderator"])
+def test_who_may_see_and_change_a_submission(client, who, alice, bob, moderator_user, small):
+    """Pages and API alike: the owner and moderators see it; only moderators review it."""
+    client.force_login(alice)
+    submission = Submission.objects.get(pk=_upload(client, small).json()["id"])
+    client.logout()
+    user = {"visitor": None, "owner": alice, "other": bob, "moderator": moderator_user}[who]
+    if user is not None:
+        client.force_login(user)
+    sees = who in ("owner", "moderator")
+    page = client.get(f"/submissions/{submission.pk}/")
+    api = client.get(f"/api/submissions/{submission.pk}/")
+    run_page = client.get(f"/runs/{submission.run_id}/")
+    if who == "visitor":
+        assert page.status_code == 302 and api.status_code == 401
+    else:
+        assert page.status_code == (200 if sees else 404)
+        assert api.status_code == (200 if sees else 404)
+    assert run_page.status_code == (200 if who == "owner" else 404)  # private until approved
+    publish = client.post(f"/submissions/{submission.pk}/publish/")
+    assert (
+        publish.status_code == {"visitor": 302, "owner": 302, "other": 404, "moderator": 400}[who]
+    )
+    review = client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve"})
+    # A moderator may not approve what its owner has not published.
+    assert review.status_code == {"visitor": 302, "owner": 403, "other": 403, "moderator": 400}[who]
+    listed = client.get("/api/submissions/").json() if user else None
+    if user is not None:
+        mine = [s["id"] for s in listed["results"]]
+        assert (submission.pk in mine) == (who == "owner")
