@@ -319,7 +319,7 @@ def model_entry_detail(*, slug: str) -> ModelEntry:
     """Return a model entry with its public runs and their scores (three queries)."""
     runs = (
         Run.objects.filter(visibility=Run.Visibility.PUBLIC)
-        .select_related("benchmark")
+        .select_related("benchmark", "submission")  # a submission's review note and partiality
         .prefetch_related(Prefetch("scores", queryset=RunScore.objects.order_by("table", "track")))
     )
     return _public_entries().prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
