@@ -1,6 +1,10 @@
 """Django admin for every leaderboard model, usable by a moderator."""
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from leaderboard.models import (
     ApiToken,
@@ -13,10 +17,32 @@ from leaderboard.models import (
     Step,
     Submission,
 )
+from leaderboard.services.data_version import data_version_bump
+
+
+class ChangesTables:
+    """Admin hooks for rows the tables show: every save or delete bumps the data version, so a
+    moderator's edit (a run unlisted or made private, an entry renamed) shows at once."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        data_version_bump()
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)  # type: ignore[misc]
+        data_version_bump()
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        super().delete_model(request, obj)  # type: ignore[misc]
+        data_version_bump()
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        super().delete_queryset(request, queryset)  # type: ignore[misc]
+        data_version_bump()
 
 
 @admin.register(ModelEntry)
-class ModelEntryAdmin(admin.ModelAdmin):
+class ModelEntryAdmin(ChangesTables, admin.ModelAdmin):
     list_display = ["name", "organisation", "kind", "params_b", "created"]
     list_filter = ["kind"]
     search_fields = ["name", "organisation"]
@@ -43,7 +69,7 @@ class RunScoreInline(admin.TabularInline):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(ChangesTables, admin.ModelAdmin):
     list_display = ["id", "model_entry", "source", "status", "visibility", "listed", "created"]
     list_filter = ["source", "status", "visibility", "listed"]
     list_select_related = ["model_entry"]
@@ -53,7 +79,7 @@ class RunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Episode)
-class EpisodeAdmin(admin.ModelAdmin):
+class EpisodeAdmin(ChangesTables, admin.ModelAdmin):
     list_display = ["id", "run", "scene", "level", "status", "success", "avg"]
     list_filter = ["status", "level", "success"]
     list_select_related = ["run__model_entry", "scene"]
@@ -68,7 +94,7 @@ class StepAdmin(admin.ModelAdmin):
 
 
 @admin.register(RunScore)
-class RunScoreAdmin(admin.ModelAdmin):
+class RunScoreAdmin(ChangesTables, admin.ModelAdmin):
     list_display = ["run", "table", "track", "tsr", "sir", "fcr", "pcr", "avg", "episodes"]
     list_filter = ["table", "track"]
     list_select_related = ["run__model_entry"]

@@ -6,6 +6,7 @@ reads through ``leaderboard.selectors``.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -442,6 +443,20 @@ class ProviderWindow(models.Model):
         return f"{self.provider} window {self.window}: {self.count}"
 
 
+class DataVersion(models.Model):
+    """One row whose token changes whenever what the tables show changes.
+
+    Cached tables, CSVs and charts are keyed on it (``services.data_version``): a new token
+    makes every one of them stale at once, on every machine, since the row lives in the
+    database they all share.
+    """
+
+    token = models.CharField(max_length=32)
+
+    def __str__(self) -> str:
+        return f"data version {self.token}"
+
+
 class Frame(models.Model):
     """A frame that a stored episode or the scene gallery shows, by its content key.
 
@@ -550,3 +565,34 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"submission {self.pk}: {self.model_name} by {self.owner}"
+
+
+class Play(models.Model):
+    """An episode played in the browser that is not kept on the board (``services.play``).
+
+    An anonymous visitor's episodes, and a signed-in player's replays of a scene and level they
+    have already played, live here while they are played: the options answered so far, checked
+    step by step like a stored episode's. Rows are deleted ``PLAY_TTL`` after their last move;
+    none is ever part of a run, a score or a bundle.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE
+    )
+    session = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the anonymous visitor's session key."
+    )
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="plays")
+    level = models.PositiveSmallIntegerField()
+    options = models.JSONField(default=list, help_text="The options answered, in order.")
+    steps_taken = models.PositiveSmallIntegerField(default=0)
+    done = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(help_text="When the current step was shown.")
+
+    class Meta:
+        indexes = [models.Index(fields=["updated"])]
+
+    def __str__(self) -> str:
+        return f"play {self.pk} of {self.scene} L{self.level}"

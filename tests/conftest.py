@@ -18,9 +18,14 @@ pytest_plugins = ["tests.leaderboard.browser"]
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Each test starts with no throttle counts: the cache is a folder shared by the suite."""
+    """Each test starts with no throttle counts and no cached tables: the cache is a folder
+    shared by the suite, and a flushed database may repeat a data version."""
     from django.core.cache import cache
 
+    from leaderboard.services.data_version import data_version_cache_clear
+
     cache.clear()
+    data_version_cache_clear()
     yield
     cache.clear()
+    data_version_cache_clear()

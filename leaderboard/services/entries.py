@@ -13,6 +13,7 @@ from leaderboard.models import (
     ModelEntry,
     Scene,
 )
+from leaderboard.services.data_version import data_version_bump
 from simulation.catalogue import scene_set
 
 
@@ -66,9 +67,12 @@ def model_entry_upsert(
         name=name, defaults={**defaults, "slug": _unique_slug(name)}
     )
     if not created:
+        changed = any(getattr(entry, field) != value for field, value in defaults.items())
         for field, value in defaults.items():
             setattr(entry, field, value)
         entry.save()
+        if changed:  # a name, kind or parameter count that the tables show
+            data_version_bump()
     return entry
 
 

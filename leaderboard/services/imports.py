@@ -19,6 +19,7 @@ from leaderboard.models import (
     RunScore,
     Step,
 )
+from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import benchmark_current, model_entry_upsert
 from leaderboard.services.frames import run_frames_queue
 from leaderboard.services.scores import (
@@ -68,6 +69,7 @@ def reference_results_load(*, path: Path = REFERENCE_FIXTURE) -> int:
         run.scores.all().delete()
         RunScore.objects.bulk_create(score_rows(run, tables))
         run_list_on_leaderboard(run=run)
+    data_version_bump()
     return len(data["models"])
 
 
@@ -207,4 +209,5 @@ def _run_store(
         run_list_if_complete(run=run)
     if with_steps:
         run_frames_queue(run=run)
+    data_version_bump()
     return ImportedRun(run, len(episodes))

@@ -47,6 +47,7 @@ from leaderboard.selectors import (
     run_header,
     stale_after,
 )
+from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import (
     benchmark_current,
     model_entry_create,
@@ -363,6 +364,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         run_scores_refresh(run=run)
         run_list_if_complete(run=run)
         run_frames_queue(run=run)
+        data_version_bump()  # the run's page and the run lists show it completed
     return True
 
 
@@ -374,6 +376,7 @@ def run_cancel(*, run: Run) -> bool:
         ).update(status=Run.Status.CANCELLED, finished=timezone.now())
         if cancelled == 1:
             _erase_key(run.pk)
+            data_version_bump()
     return cancelled == 1
 
 

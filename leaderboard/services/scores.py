@@ -22,6 +22,7 @@ from leaderboard.models import (
     Run,
     RunScore,
 )
+from leaderboard.services.data_version import data_version_bump
 from simulation.catalogue import scene_set
 
 
@@ -93,6 +94,7 @@ def run_list_on_leaderboard(*, run: Run) -> None:
     ).exclude(pk=run.pk).update(listed=False)
     Run.objects.filter(pk=run.pk).update(listed=True)
     run.listed = True
+    data_version_bump()
 
 
 @transaction.atomic
@@ -110,6 +112,7 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     run.scores.all().delete()
     RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
     run_behaviour_refresh(run=run)
+    data_version_bump()
 
 
 def run_behaviour_refresh(*, run: Run) -> None:
