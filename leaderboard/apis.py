@@ -40,7 +40,7 @@ from leaderboard.replay_selectors import frame_urls
 from leaderboard.selectors import (
     TABLES,
     episode_list,
-    leaderboard_table,
+    leaderboard_table_cached,
     model_entry_detail,
     model_entry_list,
     run_list,
@@ -322,6 +322,8 @@ _LEADERBOARD_PARAMETER_HELP = {
     "order": "asc or desc; the default is asc for rank and model, desc for scores.",
     "version": "Benchmark version to rank (default: the current one); versions never share a "
     "table.",
+    "baselines": "show: list the sanity-check baselines (the oracle) too; hidden by default.",
+    "ci": "Pages only (each score's interval half-width); ignored by the API and CSV.",
 }
 
 
@@ -389,7 +391,9 @@ class LeaderboardApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         rank = serializers.IntegerField(
-            allow_null=True, help_text="Rank by overall AVG (ties share a rank)."
+            allow_null=True,
+            help_text="Rank by overall AVG among the multimodal models (ties share a rank); "
+            "null for reference rows (kinds baseline and human), which are never ranked.",
         )
         model = serializers.CharField()
         slug = serializers.CharField()
@@ -428,7 +432,7 @@ class LeaderboardApi(APIView):
         form = LeaderboardQueryForm(request.query_params)
         if not form.is_valid():
             raise ValidationError(_form_errors(form))
-        board = leaderboard_table(table=table, filters=form.filters())
+        board = leaderboard_table_cached(table=table, filters=form.filters())
         rows = [_leaderboard_row(record) for record in board.frame.to_dict("records")]
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)

@@ -53,6 +53,14 @@ def interval(ci: Any, episodes: Any = None) -> str:
     return text
 
 
+def half_width(ci: Any) -> str:
+    """Return an interval as "±" its half-width ("±0.045"), or "" without one."""
+    if not ci:
+        return ""
+    low, high = ci
+    return f"\u00b1{(float(high) - float(low)) / 2:.3f}"
+
+
 def score_cell(
     value: Any,
     *,
@@ -61,18 +69,28 @@ def score_cell(
     episodes: Any = None,
     group_start: bool = False,
     href: str = "",
+    intervals: bool = False,
+    css: str = "",
 ) -> SafeString:
     """Return one score cell of a leaderboard table as HTML.
 
     Built in Python rather than in the template: a 200-row table has 3,000 of these, and the
-    template engine would spend most of the page's time on them.
+    template engine would spend most of the page's time on them. With ``intervals`` the 95%
+    interval's half-width follows the number (touch screens have no hover text).
     """
-    classes = "num" + (f" {mark}" if mark else "") + (" group-start" if group_start else "")
+    classes = (
+        "num"
+        + (f" {mark}" if mark else "")
+        + (" group-start" if group_start else "")
+        + (f" {css}" if css else "")
+    )
     text = metric(value)
     if mark == "first":
         text = f"<strong>{text}</strong>"
     elif mark == "second":
         text = f"<u>{text}</u>"
+    if intervals and ci:
+        text += f' <span class="pm">{half_width(ci)}</span>'
     if href:  # the cell's episodes (built by the selector from a run id, a level, a track)
         text = f'<a class="cell-link" href="{escape(href)}">{text}</a>'
     title = interval(ci, episodes)

@@ -27,6 +27,18 @@ class LeaderboardQueryForm(forms.Form):
         label="Benchmark version",
         help_text=f"Defaults to the current version, {BENCHMARK_VERSION}.",
     )
+    baselines = forms.ChoiceField(
+        choices=[("show", "show")],
+        required=False,
+        label="Show every baseline",
+        help_text="show: the sanity-check baselines (the oracle) too; hidden by default.",
+    )
+    ci = forms.ChoiceField(
+        choices=[("show", "show")],
+        required=False,
+        label="Show intervals",
+        help_text="show: each score's 95% interval as a half-width beside it (pages only).",
+    )
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}
@@ -49,6 +61,8 @@ class LeaderboardQueryForm(forms.Form):
             sort=sort,
             descending=order == "desc",
             version=data.get("version") or BENCHMARK_VERSION,
+            baselines=data.get("baselines") == "show",
+            intervals=data.get("ci") == "show",
         )
 
     def error_text(self) -> str:

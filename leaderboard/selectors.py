@@ -41,7 +41,21 @@ _INFO = [
     "organisation",
     "source",
     "cognitive_stability",
+    "reference",
+    "agent",
 ]
+RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
+"""Only multimodal models are ranked and marked; baselines and the human reference are
+reference rows: shown for comparison, never ranked against."""
+SANITY_CHECK_AGENTS = ("oracle",)
+"""Baselines hidden unless asked for (``baselines=show``): the oracle knows the way to the mark,
+so its 1.000s say the scoring works, not how hard the task is."""
+
+
+def key_column(sort: str) -> str:
+    """Return the score column a phone shows beside the model: the sorted one, else the
+    ranking score (overall AVG)."""
+    return sort if sort in (*SCORE_COLUMNS, "cognitive_stability") else "overall_avg"
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,10 @@ class LeaderboardFilters:
     descending: bool = False
     version: str = BENCHMARK_VERSION
     """The benchmark version whose runs are ranked; versions never share a table."""
+    baselines: bool = False
+    """Show every baseline, the sanity checks (the oracle) too."""
+    intervals: bool = False
+    """Show each cell's 95% interval as a half-width beside it, not only on hover."""
 
 
 def episodes_href(run_id: int, table: str, track: str) -> str:
@@ -76,6 +94,12 @@ class LeaderboardTable:
     """column -> {run_id: "first" | "second"}"""
     total: int = 0
     """Rows before filtering."""
+    version: str = BENCHMARK_VERSION
+    key: str = "overall_avg"
+    """The score column shown beside the model on a phone (``key_column``)."""
+    intervals: bool = False
+    hidden: int = 0
+    """Sanity-check baselines left out (``LeaderboardFilters.baselines``)."""
 
     def rows(self) -> list[dict[str, Any]]:
         """Return the rows as dicts; ``cells`` holds each score column's value, mark and CI."""
@@ -98,10 +122,16 @@ class LeaderboardTable:
                         "href": episodes_href(int(record["run_id"]), self.table, track)
                         if linked
                         else "",
+                        "intervals": self.intervals,
                     }
                 )
             info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
-            rows.append({**info, "cells": cells})
+            key = record[self.key]
+            key_cell = {
+                "value": None if _missing(key) else key,
+                "mark": self.marks.get(self.key, {}).get(record["run_id"], ""),
+            }
+            rows.append({**info, "cells": cells, "key": key_cell, "version": self.version})
         return rows
 
     def csv_rows(self) -> list[list[Any]]:
@@ -146,6 +176,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         "ci",
         "episodes",
         "run__source",
+        "run__agent",
         "run__cognitive_stability",
         "run__model_entry__name",
         "run__model_entry__slug",
@@ -165,6 +196,8 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 "params_b": v["run__model_entry__params_b"],
                 "organisation": v["run__model_entry__organisation"],
                 "source": v["run__source"],
+                "agent": v["run__agent"],
+                "reference": v["run__model_entry__kind"] not in RANKED_KINDS,
                 # Stored with the scores (services.scores); None without per-scene results.
                 "cognitive_stability": v["run__cognitive_stability"],
             },
@@ -181,8 +214,17 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
     return pd.DataFrame(rows, columns=list(columns))
 
 
+def _sanity_checks(frame: pd.DataFrame) -> pd.Series:
+    """Return which rows are sanity-check baselines (hidden unless ``baselines`` is set)."""
+    baseline = frame["kind"].eq(ModelEntry.Kind.BASELINE)
+    oracle = frame["agent"].isin(SANITY_CHECK_AGENTS) | frame["slug"].isin(SANITY_CHECK_AGENTS)
+    return baseline & oracle
+
+
 def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
     mask = pd.Series(True, index=frame.index)
+    if not filters.baselines:
+        mask &= ~_sanity_checks(frame)
     if filters.kinds:
         mask &= frame["kind"].isin(filters.kinds)
     if filters.sources:
@@ -202,13 +244,14 @@ def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
 def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
     """Mark the highest and second-highest value of each column, as the paper does.
 
-    The human reference is not a competitor: it is never marked and never takes a mark. A
-    column where every row has the same value gets no mark.
+    Only multimodal models compete: the human reference and the baselines (reference rows) are
+    never marked and never take a mark. A column where every model has the same value gets no
+    mark.
     """
-    contenders = frame[frame["kind"] != ModelEntry.Kind.HUMAN]
+    contenders = frame[frame["kind"].isin(RANKED_KINDS)]
     marks: dict[str, dict[int, str]] = {}
     for column in SCORE_COLUMNS:
-        values = contenders[column].dropna().round(3)
+        values = contenders[column].dropna().astype(float).round(3)
         ranked = sorted(set(values), reverse=True)[:2]
         column_marks: dict[int, str] = {}
         if len(ranked) < 2:
@@ -225,17 +268,26 @@ def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
 
 
 def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
-    """Return the ranked, filtered and sorted leaderboard for ``table`` (overall or a level)."""
+    """Return the ranked, filtered and sorted leaderboard for ``table`` (overall or a level).
+
+    Multimodal models are ranked by overall AVG (ties share a rank); reference rows (the human
+    reference, the baselines) stand where their overall AVG puts them, without a rank.
+    """
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
     frame = leaderboard_frame(table=table, version=filters.version)
     total = len(frame)
+    hidden = 0 if filters.baselines else int(_sanity_checks(frame).sum())
     frame = _filtered(frame, filters)
     frame = frame.sort_values(
         ["overall_avg", "model", "run_id"], ascending=[False, True, True], na_position="last"
     )
-    frame.insert(0, "rank", frame["overall_avg"].rank(method="min", ascending=False))
-    frame["rank"] = frame["rank"].map(lambda r: None if _missing(r) else int(r))
+    ranked = frame["kind"].isin(RANKED_KINDS)
+    frame.insert(0, "rank", frame["overall_avg"].where(ranked).rank(method="min", ascending=False))
+    # Whole numbers, and None (not NaN) for the reference rows: as the CSV and the API show them.
+    frame["rank"] = pd.Series(
+        [None if _missing(r) else int(r) for r in frame["rank"]], index=frame.index, dtype=object
+    )
     if filters.sort != "rank":
         frame = frame.sort_values(
             [filters.sort, "model", "run_id"],
@@ -245,7 +297,25 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
         )
     elif filters.descending:
         frame = frame.iloc[::-1]
-    return LeaderboardTable(table, frame.reset_index(drop=True), _marks(frame), total)
+    return LeaderboardTable(
+        table,
+        frame.reset_index(drop=True),
+        _marks(frame),
+        total,
+        version=filters.version,
+        key=key_column(filters.sort),
+        intervals=filters.intervals,
+        hidden=hidden,
+    )
+
+
+def leaderboard_table_cached(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
+    """Return ``leaderboard_table``, cached until the data version changes (the API's rows)."""
+    from leaderboard.services.data_version import data_version_cached
+
+    return data_version_cached(
+        "table", (table, filters), lambda: leaderboard_table(table=table, filters=filters)
+    )
 
 
 def level_tables_by_run(

@@ -7,7 +7,9 @@ import json
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS
@@ -18,6 +20,8 @@ from leaderboard.models import ModelEntry, Run
 from leaderboard.selectors import (
     CSV_COLUMNS,
     SCORE_COLUMNS,
+    LeaderboardFilters,
+    key_column,
     leaderboard_table,
     model_entry_detail,
     run_avg_by_level,
@@ -28,6 +32,7 @@ from leaderboard.selectors import (
     run_visible,
     tracks_page,
 )
+from leaderboard.services.data_version import data_version_cached
 from leaderboard.services.errors import FieldError
 from leaderboard.services.runs import hosted_run_create, run_cancel
 from leaderboard.throttles import throttled_post
@@ -67,28 +72,67 @@ def _csv_url(table: str) -> str:
     return reverse("leaderboard:level-csv", kwargs={"table": table})
 
 
+def _query_key(request: HttpRequest) -> tuple[tuple[str, str], ...]:
+    """Return the query string as sorted pairs: what a cached table depends on."""
+    return tuple(sorted((k, v) for k in request.GET for v in request.GET.getlist(k)))
+
+
+def _key_label(sort: str) -> str:
+    column = key_column(sort)
+    if column == "cognitive_stability":
+        return "CS"
+    track, metric = column.split("_")
+    return f"{track.capitalize()} {metric.upper()}"
+
+
+def _active_filters(filters: LeaderboardFilters) -> int:
+    return sum(
+        [
+            len(filters.kinds),
+            len(filters.sources),
+            filters.params_min is not None,
+            filters.params_max is not None,
+            bool(filters.q),
+            filters.version != BENCHMARK_VERSION,
+            filters.baselines,
+            filters.intervals,
+        ]
+    )
+
+
 def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
     filters = form.filters()
-    board = leaderboard_table(table=table, filters=filters)
-    context = {
-        "form": form,
-        "filters": filters,
-        "table": table,
-        "title": LEVEL_TITLES[table],
-        "tabs": TABS,
-        "rows": board.rows(),
-        "shown": len(board.frame),
-        "total": board.total,
-        "tracks": TRACKS,
-        "metrics": METRICS,
-        "columns": SCORE_COLUMNS,
-        "csv_url": _csv_url(table),
-        "query": request.GET.urlencode(),
-        **_version_context(filters.version),
-    }
+
+    def board_html() -> str:
+        # The page below the header is the same for every visitor: rendered once per data
+        # version and query, then served from the cache (the header, with the user, is not).
+        board = leaderboard_table(table=table, filters=filters)
+        context = {
+            "form": form,
+            "filters": filters,
+            "table": table,
+            "title": LEVEL_TITLES[table],
+            "tabs": TABS,
+            "rows": board.rows(),
+            "shown": len(board.frame),
+            "total": board.total,
+            "hidden": board.hidden,
+            "key_label": _key_label(filters.sort),
+            "active_filters": _active_filters(filters),
+            "tracks": TRACKS,
+            "metrics": METRICS,
+            "columns": SCORE_COLUMNS,
+            "csv_url": _csv_url(table),
+            "query": request.GET.urlencode(),
+            **_version_context(filters.version),
+        }
+        return render_to_string("leaderboard/_board.html", context, request=request)
+
+    html = data_version_cached("board", (table, _query_key(request)), board_html)
+    context = {"board": mark_safe(html), "table": table}
     return render(request, "leaderboard/table.html", context)
 
 
@@ -106,9 +150,14 @@ def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpRespons
     form = LeaderboardQueryForm(request.GET)
     if not form.is_valid():
         return _csv_bad_request(form)
-    board = leaderboard_table(table=table, filters=form.filters())
+    filters = form.filters()
+    rows = data_version_cached(
+        "csv",
+        (table, filters),
+        lambda: leaderboard_table(table=table, filters=filters).csv_rows(),
+    )
     name = "overall" if table == "overall" else f"level-{table}"
-    return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, board.csv_rows())
+    return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, rows)
 
 
 def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...], str]:
@@ -214,6 +263,13 @@ def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
         raise Http404(f"no run {run_id} of yours") from None
     run_cancel(run=run)
     return redirect("leaderboard:run", run_id=run_id)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask for unprompted: the site's SVG icon."""
+    from django.templatetags.static import static
+
+    return redirect(static("favicon.svg"), permanent=True)
 
 
 def about(request: HttpRequest) -> HttpResponse:

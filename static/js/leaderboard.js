@@ -55,7 +55,10 @@
   // Shade the sorted column: the server marks only its heading (th.sorted).
   document.querySelectorAll("table.board.ranked").forEach(function (table) {
     var heads = table.querySelectorAll("thead tr:last-child th");
-    var leading = table.querySelectorAll("thead tr:first-child th[rowspan]").length;
+    // Cells before the score columns: the row-spanning headings left of the first group.
+    var first = table.querySelector("thead tr:first-child th.group");
+    var leading = 0;
+    for (var th = first && first.previousElementSibling; th; th = th.previousElementSibling) { leading += 1; }
     var index = Array.prototype.findIndex.call(heads, function (th) {
       return th.classList.contains("sorted");
     });
@@ -64,15 +67,8 @@
       var cell = row.children[leading + index];
       if (cell) { cell.classList.add("sorted"); }
     });
-    // On a narrow screen the sorted column may lie beyond the frame: bring it beside the
-    // sticky model column, so the visitor sees what the rows are ordered by.
-    var frame = table.closest(".table-wrap");
-    var sorted = heads[index], model = table.querySelector("thead .model-col");
-    if (!frame || !model || frame.scrollWidth <= frame.clientWidth) { return; }
-    var stickyRight = model.offsetLeft + model.offsetWidth;
-    if (sorted.offsetLeft + sorted.offsetWidth > frame.scrollLeft + frame.clientWidth) {
-      frame.scrollLeft = Math.max(0, sorted.offsetLeft - stickyRight - 8);
-    }
+    // On a narrow screen the sorted score is repeated beside the model (td.key): the frame
+    // stays at its start, rank, model and score in view, the other columns a swipe away.
   });
 
   restoreFocus();

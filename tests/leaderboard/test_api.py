@@ -294,7 +294,11 @@ def test_a_leaderboard_row_has_rank_model_facts_and_scores_by_track(client: Any)
         "cognitive_stability",
     }
     human = next(r for r in body["results"] if r["model"] == "Human")
-    assert human["rank"] == 1
+    # The human reference and the baselines are reference rows: never ranked.
+    assert human["rank"] is None
+    assert [r["rank"] for r in body["results"] if r["kind"] in ("human", "baseline")] == [None] * 3
+    assert body["results"][1]["model"] == "Gemini-2.5-Pro-API"
+    assert body["results"][1]["rank"] == 1
     assert human["params_b"] is None
     assert set(human["scores"]) == set(TRACKS)
     assert set(human["scores"]["robot"]) == set(METRICS)
@@ -325,8 +329,8 @@ def test_a_leaderboard_is_paginated(client: Any) -> None:
     second = _get(client, "/api/leaderboards/overall/?page=2")
     assert len(second["results"]) == 10
     assert second["next"] is None
-    ranks = [r["rank"] for r in first["results"] + second["results"]]
-    assert ranks == sorted(ranks)
+    ranks = [r["rank"] for r in first["results"] + second["results"] if r["rank"] is not None]
+    assert ranks == sorted(ranks) and len(ranks) == 54  # 3 x 18 models; Human, Random unranked
 
 
 @pytest.mark.django_db
@@ -705,6 +709,8 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "sort",
         "order",
         "version",
+        "baselines",
+        "ci",
         "page",
     }
     assert parameters("/api/tracks/") == {"source", "version"}
@@ -743,9 +749,9 @@ def test_the_docs_render_with_no_external_url_and_their_assets_are_served(client
     [
         # count, page
         ("/api/models/?q=Human+(copy+0)", "/api/models/", 2),
-        # the scores of listed public runs, joined with runs and model entries
-        ("/api/leaderboards/overall/?q=Human+(copy+0)", "/api/leaderboards/overall/", 1),
-        ("/api/leaderboards/3/?q=Qwen2.5-VL-72B+(copy+1)", "/api/leaderboards/3/", 1),
+        # the data version; the scores of listed public runs, with runs and model entries
+        ("/api/leaderboards/overall/?q=Human+(copy+0)", "/api/leaderboards/overall/", 2),
+        ("/api/leaderboards/3/?q=Qwen2.5-VL-72B+(copy+1)", "/api/leaderboards/3/", 2),
         # MLLM level tables, all level tables, their runs with model entries
         ("/api/tracks/?source=evaluated", "/api/tracks/", 3),
         # count, page with model entries, benchmarks and episode counts, scores

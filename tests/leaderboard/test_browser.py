@@ -34,14 +34,17 @@ def query(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
 
-def test_the_table_ranks_twenty_results_by_overall_avg_with_the_human_reference_first(page, site):
+def test_the_table_ranks_the_models_by_overall_avg_below_the_unranked_human_reference(page, site):
     page.goto(site + "/")
     rows = page.locator("table.board tbody tr")
     expect(rows).to_have_count(20)
     models = board_models(page)
     assert models[:2] == ["Human", "Gemini-2.5-Pro-API"]
-    assert page.locator("table.board td.rank").all_inner_texts()[:3] == ["1", "2", "3"]
-    expect(rows.first).to_have_class(re.compile(r"\bkind-human\b"))
+    # The human reference leads by its scores but is a reference row: no rank, no mark.
+    ranks = [" ".join(t.split()) for t in page.locator("table.board td.rank").all_inner_texts()]
+    assert ranks[:3] == ["— reference, not ranked", "1", "2"]
+    expect(rows.first).to_have_class(re.compile(r"\bkind-human\b.*\breference\b"))
+    expect(rows.first.locator("td.first, td.second")).to_have_count(0)
     # Gemini-2.5-Pro has the highest overall AVG among the models, in bold.
     expect(rows.nth(1).locator("td.first strong").last).to_have_text("0.442")
     expect(page.locator("p.count")).to_have_text("20 of 20 results shown.")
@@ -50,7 +53,8 @@ def test_the_table_ranks_twenty_results_by_overall_avg_with_the_human_reference_
 def score_column(page, index: int) -> list[float]:
     """Return the numbers of the ``index``-th score column (0: Human TSR ... 14: Overall AVG)."""
     cells = page.locator("table.board tbody tr").evaluate_all(
-        f"rows => rows.map(row => row.querySelectorAll('td.num:not(.rank)')[{index}].innerText)"
+        "rows => rows.map(row => "
+        f"row.querySelectorAll('td.num:not(.rank):not(.key)')[{index}].innerText)"
     )
     return [float(cell) for cell in cells]
 
@@ -149,7 +153,8 @@ def test_on_a_phone_the_table_scrolls_inside_its_frame_and_the_model_column_stay
     frame = phone.locator(".table-wrap")
     assert frame.evaluate("e => e.scrollWidth > e.clientWidth")
     model = phone.locator("table.board tbody th.model-col").nth(1)
-    first_score = phone.locator("table.board tbody tr").nth(1).locator("td.num:not(.rank)").first
+    row = phone.locator("table.board tbody tr").nth(1)
+    first_score = row.locator("td.num:not(.rank):not(.key)").first
     model.scroll_into_view_if_needed()
     before, score_before = model.bounding_box(), first_score.bounding_box()
     frame.evaluate("e => { e.scrollLeft = 400; }")

@@ -101,10 +101,13 @@ def test_an_imported_run_has_the_scores_of_the_metrics_module(bundles):
 def test_the_leaderboard_row_of_an_evaluated_run_equals_the_metrics_module(bundles):
     reference_results_load()
     import_run(bundles["oracle"], "Oracle", kind="baseline")
-    board = leaderboard_table(table="2", filters=LeaderboardFilters())
+    board = leaderboard_table(table="2", filters=LeaderboardFilters(baselines=True))
     row = board.frame[board.frame["model"] == "Oracle"].iloc[0]
-    assert row["rank"] == 1
+    # A baseline is a reference row: first by its scores, but never ranked.
+    assert row.name == 0 and row["rank"] is None
     assert all(row[f"{t}_{m}"] == 1.0 for t in TRACKS for m in METRICS)
+    hidden = leaderboard_table(table="2", filters=LeaderboardFilters())
+    assert "Oracle" not in set(hidden.frame["model"]) and hidden.hidden == 1
 
 
 def test_a_new_run_replaces_the_older_one_of_its_model_and_source(bundles):
