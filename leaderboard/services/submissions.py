@@ -38,6 +38,7 @@ from evaluation.bundle import BundleError, read_bundle
 from evaluation.prompts import LEVELS
 from evaluation.verify import verify_bundle
 from leaderboard.models import ModelEntry, Run, Submission
+from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import model_entry_create
 from leaderboard.services.errors import FieldError
 from leaderboard.services.imports import store_verified_bundle
@@ -308,6 +309,7 @@ def submission_review(
         submission.review_note = note
         submission.reviewed_by = moderator
         submission.reviewed = timezone.now()
+        data_version_bump()  # what the tables show changed: cached copies are stale
         submission.save(
             update_fields=["review", "review_note", "reviewed_by", "reviewed", "allow_partial"]
         )
