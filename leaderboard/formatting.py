@@ -35,6 +35,14 @@ def metric(value: Any) -> str:
     return f"{float(value):.3f}"
 
 
+def thousands(value: Any) -> str:
+    """Return a whole number with thousands separated by commas ("10,200,097")."""
+    try:
+        return f"{round(float(value)):,}"
+    except (TypeError, ValueError):
+        return "\u2014"
+
+
 def params(value: Any) -> str:
     """Return a parameter count in billions ("72B", "0.5B"), or an em dash when unknown."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -103,11 +103,18 @@ class HostedEvaluationForm(forms.Form):
         help_text="Encrypted at rest and erased when the run ends.",
     )
     levels = forms.TypedMultipleChoiceField(
-        choices=[(str(level), f"Level {level}") for level in range(4)],
+        choices=[
+            ("0", "Level 0: mirror disclosed, with a reasoning template"),
+            ("1", "Level 1: mirror disclosed"),
+            ("2", "Level 2: the mirror is never mentioned"),
+            ("3", "Level 3: neither the mirror nor the body"),
+        ],
         coerce=int,
         initial=["0", "1", "2", "3"],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The leaderboard ranks runs of all four levels on all 66 scenes.",
     )
-    scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all")
+    scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all", widget=forms.RadioSelect)
     private = forms.BooleanField(required=False, label="Keep this run private")
 
 

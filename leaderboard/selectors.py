@@ -11,7 +11,7 @@ from typing import Any, Self, overload
 import pandas as pd
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Avg, Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -569,10 +569,20 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         output_tokens=Coalesce(Sum("output_tokens"), 0),
     )
     done = counts.get(Episode.Status.COMPLETED, 0) + counts.get(Episode.Status.ERROR, 0)
-    elapsed = (
-        ((run.finished or timezone.now()) - run.started).total_seconds() if run.started else 0.0
-    )
+    now = timezone.now()
+    elapsed = ((run.finished or now) - run.started).total_seconds() if run.started else 0.0
     remaining = run.episodes_expected - done
+    eta = None
+    started = run.started
+    if run.status in (Run.Status.PENDING, Run.Status.RUNNING) and started and remaining:
+        finished = run.episodes.filter(
+            status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR], heartbeat__isnull=False
+        ).values_list("heartbeat", flat=True)
+        eta = eta_range(
+            finished_s=[(t - started).total_seconds() for t in finished if t],
+            now_s=elapsed,
+            remaining=remaining,
+        )
     return {
         "run": run.pk,
         "status": run.status,
@@ -581,10 +591,93 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         "episodes_running": counts.get(Episode.Status.RUNNING, 0),
         "episodes_error": counts.get(Episode.Status.ERROR, 0),
         "elapsed_s": round(elapsed, 1),
-        "eta_s": round(elapsed / done * remaining, 1) if done and remaining else None,
+        "eta_s": round((eta[0] + eta[1]) / 2, 1) if eta else None,
+        "eta_low_s": round(eta[0], 1) if eta else None,
+        "eta_high_s": round(eta[1], 1) if eta else None,
+        "eta_text": eta_text(eta),
         "cost_usd": _cost(run, steps["input_tokens"], steps["output_tokens"]),
         **steps,
     }
+
+
+def typical_steps() -> float:
+    """Return the mean steps per episode of the random baseline's listed run here, or the
+    protocol's figure (``evaluation.estimate.TYPICAL_STEPS``) when there is none."""
+    from evaluation.estimate import TYPICAL_STEPS
+
+    mean = (
+        Episode.objects.filter(
+            run__listed=True,
+            run__agent="random",
+            run__source=Run.Source.EVALUATED,
+            run__benchmark__name=BENCHMARK_VERSION,
+            status=Episode.Status.COMPLETED,
+        )
+        .aggregate(mean=Avg("steps_taken"))
+        .get("mean")
+    )
+    return float(mean) if mean else TYPICAL_STEPS
+
+
+def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], scenes: str) -> Any:
+    """Return what a hosted run would cost (``evaluation.estimate.RunEstimate``): requests,
+    tokens and, when ``MIRRORBENCH_PRICES`` has the agent, US dollars."""
+    from evaluation.estimate import estimate_run
+    from simulation.catalogue import select_scenes
+
+    price = settings.MIRRORBENCH_PRICES.get(f"{provider}:{model}") if model else None
+    return estimate_run(
+        scenes=select_scenes(scenes),
+        levels=levels,
+        provider=provider,
+        typical_steps=typical_steps(),
+        price=price,
+    )
+
+
+ETA_WINDOW = 20
+"""Episodes whose finishing pace gives the recent rate of a run (``eta_range``)."""
+
+
+def eta_range(
+    *, finished_s: Sequence[float], now_s: float, remaining: int, window: int = ETA_WINDOW
+) -> tuple[float, float] | None:
+    """Return how many seconds a run still needs, as a (sooner, later) range; None without a
+    finished episode to judge by.
+
+    Two paces bound it: the run's own (episodes finished over the time since it started) and
+    the recent one (its last ``window`` episodes over the time since the episode before them
+    finished, up to now, so a run that has stalled slows it). Episodes run in parallel, so the
+    pace already counts the workers; an early burst (cached answers, a fast baseline) or a slow
+    patch (the cores busy rendering) moves one pace and widens the range instead of misleading.
+    """
+    times = sorted(t for t in finished_s if t >= 0)
+    if not times or remaining <= 0:
+        return None
+    overall = len(times) / max(now_s, times[-1], 1e-9)
+    recent_n = min(window, len(times))
+    since = times[-recent_n - 1] if len(times) > recent_n else 0.0
+    recent = recent_n / max(now_s - since, 1e-9)
+    slow, fast = sorted((overall, recent))
+    return remaining / fast, remaining / slow
+
+
+def eta_text(eta: tuple[float, float] | None) -> str:
+    """Return an ETA range in words: "about 2 minutes", "5 to 8 minutes", "40 to 90 seconds"."""
+    if eta is None:
+        return "\u2014"
+    low, high = eta
+    if high < 90:
+        low_s, high_s = max(1, round(low)), max(1, round(high))
+        return f"about {high_s} seconds" if low_s == high_s else f"{low_s} to {high_s} seconds"
+    if high < 5400:
+        low_m, high_m = max(1, round(low / 60)), max(1, round(high / 60))
+        unit = "minute" if high_m == 1 else "minutes"
+        return f"about {high_m} {unit}" if low_m == high_m else f"{low_m} to {high_m} minutes"
+    low_h, high_h = low / 3600, high / 3600
+    if round(low_h, 1) == round(high_h, 1):
+        return f"about {high_h:.1f} hours"
+    return f"{low_h:.1f} to {high_h:.1f} hours"
 
 
 def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:

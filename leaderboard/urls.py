@@ -54,6 +54,7 @@ urlpatterns = [
     path("charts/", chart_views.charts_page, name="charts"),
     path("compare/", chart_views.compare_page, name="compare"),
     path("evaluate/", views.evaluate_page, name="evaluate"),
+    path("evaluate/estimate.json", views.evaluate_estimate_json, name="evaluate-estimate"),
     path("leaderboard/overall.csv", views.leaderboard_csv, name="overall-csv"),
     re_path(r"^leaderboard/level-(?P<table>[0-3])\.csv$", views.leaderboard_csv, name="level-csv"),
     path("leaderboard/tracks.csv", views.tracks_csv, name="tracks-csv"),

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.contrib.auth.decorators import login_required, permission_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -13,6 +16,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from evaluation.metrics import METRICS, TRACKS
+from evaluation.registry import PROVIDERS
 from leaderboard import chart_views
 from leaderboard.exports import csv_response
 from leaderboard.forms import HostedEvaluationForm, LeaderboardQueryForm
@@ -21,6 +25,7 @@ from leaderboard.selectors import (
     CSV_COLUMNS,
     SCORE_COLUMNS,
     LeaderboardFilters,
+    hosted_run_estimate,
     key_column,
     leaderboard_table,
     model_entry_detail,
@@ -272,24 +277,92 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return redirect(static("favicon.svg"), permanent=True)
 
 
+ABOUT_SCENES = 4
+"""Start views shown on the About page: the first scene of two people and two robots."""
+
+
 def about(request: HttpRequest) -> HttpResponse:
-    return render(request, "leaderboard/about.html", {"metrics": METRICS})
+    from evaluation.bundle import benchmark_version
+    from leaderboard.replay_selectors import frame_urls, gallery
+    from leaderboard.selectors import gallery_scenes
+    from leaderboard.services.frames import FrameSpec, frames_register
+    from simulation.render import DEFAULT_SIZE
+
+    picked: list[Any] = []
+    bodies: set[str] = set()
+    for scene in gallery_scenes():
+        per_track = sum(1 for s in picked if s.track == scene.track)
+        if scene.body not in bodies and per_track < ABOUT_SCENES // 2:
+            picked.append(scene)
+            bodies.add(scene.body)
+    # Only registered frames are served (and rendered when first asked for).
+    frames_register([FrameSpec(scene, (0, 0, 0), DEFAULT_SIZE) for scene in picked])
+    examples = [
+        {"scene": item.scene, "urls": frame_urls(item.start)}
+        for item in gallery(scenes=picked, size=DEFAULT_SIZE)
+    ]
+    context = {
+        "metrics": METRICS,
+        "examples": examples,
+        "protocol": benchmark_version(),
+        "site": request.build_absolute_uri("/").rstrip("/"),
+    }
+    return render(request, "leaderboard/about.html", context)
 
 
-@login_required
-@permission_required("leaderboard.add_run", raise_exception=True)
+def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:
+    """Return the cost estimate for the form's levels and scenes (its defaults when unbound)."""
+    data = form.data if isinstance(form.data, QueryDict) else QueryDict()
+    provider = data.get("provider") or "openai"
+    chosen = data.getlist("levels") if "levels" in data else ["0", "1", "2", "3"]
+    levels = sorted({int(v) for v in chosen if v in ("0", "1", "2", "3")})
+    scenes = data.get("scenes") or "all"
+    if provider not in PROVIDERS or scenes not in dict(HostedEvaluationForm.SCENE_SETS):
+        return None
+    estimate = hosted_run_estimate(
+        provider=provider, model=(data.get("model") or "").strip(), levels=levels, scenes=scenes
+    )
+    return {**estimate.as_dict(), "provider": provider}
+
+
+def evaluate_estimate_json(request: HttpRequest) -> JsonResponse:
+    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=``: the page's live estimate."""
+    form = HostedEvaluationForm(request.GET)
+    return JsonResponse(_estimate(form) or {"error": "unknown provider or scene set"})
+
+
 @throttled_post("evaluations")
 def evaluate_page(request: HttpRequest) -> HttpResponse:
+    """Hosted evaluation: the form for users with ``leaderboard.add_run``; for everyone else,
+    who may evaluate and how to get access (a POST without the permission is refused)."""
+    allowed = request.user.has_perm("leaderboard.add_run")
+    if request.method == "POST" and not allowed:
+        raise PermissionDenied("hosted evaluation needs the leaderboard.add_run permission")
     form = HostedEvaluationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    status = 200
+    if request.method == "POST" and "estimate" in request.POST:
+        form.is_valid()  # show the estimate for the choices made, and what is still missing
+    elif request.method == "POST" and form.is_valid():
         try:
             run = hosted_run_create(user=request.user, data=form.cleaned_data)
         except FieldError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             return redirect("leaderboard:run", run_id=run.pk)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "leaderboard/evaluate.html", {"form": form}, status=status)
+        status = 400
+    elif request.method == "POST":
+        status = 400
+    context = {
+        "form": form,
+        "allowed": allowed,
+        "estimate": _estimate(form) if allowed else None,
+        "prices": bool(settings.MIRRORBENCH_PRICES),
+        "caps": {
+            "active": settings.MIRRORBENCH_MAX_ACTIVE_RUNS,
+            "daily": settings.MIRRORBENCH_MAX_EPISODES_PER_DAY,
+        },
+    }
+    return render(request, "leaderboard/evaluate.html", context, status=status)
 
 
 def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:

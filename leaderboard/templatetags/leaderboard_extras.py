@@ -31,6 +31,11 @@ def params(value: Any) -> str:
 
 
 @register.filter
+def thousands(value: Any) -> str:
+    return formatting.thousands(value)
+
+
+@register.filter
 def source_label(value: str) -> str:
     return formatting.SOURCE_LABELS.get(value, value)
 

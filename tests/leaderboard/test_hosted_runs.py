@@ -44,12 +44,15 @@ def form_data(**changes):
 
 
 def test_the_form_needs_a_signed_in_user_with_permission(client, alice, bob, charlie):
-    assert client.get("/evaluate/").status_code == 302
+    # Visitors and users without the permission read who may evaluate, without a form.
+    assert "form-card hosted" not in client.get("/evaluate/").content.decode()
     client.force_login(charlie)
-    assert client.get("/evaluate/").status_code == 403
+    assert "form-card hosted" not in client.get("/evaluate/").content.decode()
+    assert client.post("/evaluate/", form_data()).status_code == 403
     for allowed in (alice, bob):
         client.force_login(allowed)
-        assert client.get("/evaluate/").status_code == 200, allowed
+        response = client.get("/evaluate/")
+        assert response.status_code == 200 and "form-card hosted" in response.content.decode()
 
 
 def test_a_hosted_run_is_created_with_its_key_encrypted(
@@ -99,10 +102,9 @@ def test_private_endpoints_are_allowed_when_the_server_says_so(
 
 
 def test_the_api_starts_a_hosted_run(client, alice, charlie, django_capture_on_commit_callbacks):
-    assert (
-        client.post("/api/evaluations/", form_data(), content_type="application/json").status_code
-        == 403
-    )
+    anonymous = client.post("/api/evaluations/", form_data(), content_type="application/json")
+    # Not signed in: 401, saying how to authenticate; signed in without permission: 403.
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
     client.force_login(charlie)
     assert (
         client.post("/api/evaluations/", form_data(), content_type="application/json").status_code
