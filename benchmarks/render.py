@@ -10,6 +10,8 @@ import os
 import statistics
 import time
 
+import numpy as np
+
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
@@ -41,6 +43,34 @@ def median_frame_ms(
     return statistics.median(times), load_ms
 
 
+def encoder_ms(scene_id: str, size: int = 1024, repeats: int = 9) -> dict[str, tuple[float, int]]:
+    """Median ms and bytes of one frame as PNG: Pillow at zlib level 3 (before) and ours."""
+    import io
+
+    from PIL import Image
+
+    from evaluation.png import encode_png
+
+    with MujocoRenderer() as renderer:
+        renderer.load(get_scene(scene_id))
+        pixels = renderer.render(size)
+
+    def pillow(frame: np.ndarray) -> bytes:
+        buffer = io.BytesIO()
+        Image.fromarray(frame).save(buffer, format="PNG", compress_level=3)
+        return buffer.getvalue()
+
+    results = {}
+    for name, encode in (("Pillow, zlib 3 (before)", pillow), ("evaluation.png", encode_png)):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            data = encode(pixels)
+            times.append((time.perf_counter() - start) * 1000)
+        results[name] = (statistics.median(times), len(data))
+    return results
+
+
 def main() -> None:
     print(f"MirrorBench render benchmark (MUJOCO_GL={os.environ['MUJOCO_GL']}, {FRAMES} frames)")
     print(f"{'scene':32} {'size':>5} {'shadows':>7} {'median ms':>10} {'target':>7} {'ratio':>6}")
@@ -56,6 +86,10 @@ def main() -> None:
         ms, _ = median_frame_ms(scene_id, 1024, True, antialias=True)
         print(f"{scene_id:32} {1024:>5} {'on+msaa':>7} {ms:>10.1f}   (4x multisampling, optional)")
         print(f"{scene_id:32} scene load {load_ms:.0f} ms (build + compile, warm mesh cache)")
+    encoders = encoder_ms(SCENES[0])
+    base = encoders["Pillow, zlib 3 (before)"][0]
+    for name, (ms, size) in encoders.items():
+        print(f"PNG encoder {name:26} {ms:6.1f} ms {size / 1024:5.0f} KiB  ratio {ms / base:.2f}")
 
 
 if __name__ == "__main__":

@@ -85,6 +85,18 @@ def frame_store(*, key: str, png: bytes) -> bool:
     return True
 
 
+def frame_png(key: str) -> bytes | None:
+    """Return a stored frame's PNG, or None when it is not stored (complete) yet."""
+    if not frame_exists(key):
+        return None
+    try:
+        with default_storage.open(frame_path(key, "png"), "rb") as handle:
+            data: bytes = handle.read()
+    except FileNotFoundError:
+        return None
+    return data
+
+
 def _mark_stored(key: str) -> None:
     """Record that a frame found in storage is stored (its row may predate the files)."""
     if not Frame.objects.filter(pk=key, stored__isnull=True).exists():

@@ -54,7 +54,7 @@ from leaderboard.services.entries import (
     model_entry_upsert,
 )
 from leaderboard.services.errors import FieldError
-from leaderboard.services.frames import frame_store, run_frames_queue
+from leaderboard.services.frames import frame_png, frame_store, run_frames_queue
 from leaderboard.services.limits import RateLimitedClient
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
@@ -208,11 +208,10 @@ def run_start(*, run_id: int) -> list[int]:
     ).update(status=Run.Status.RUNNING, started=timezone.now())
     if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
         return []
-    return list(
-        Episode.objects.filter(run_id=run_id, status=Episode.Status.PENDING).values_list(
-            "pk", flat=True
-        )
-    )
+    # Scene by scene, all its levels together: their frames repeat, and the frame store
+    # then serves the later levels what the first one rendered.
+    pending = Episode.objects.filter(run_id=run_id, status=Episode.Status.PENDING)
+    return list(pending.order_by("scene_id", "level").values_list("pk", flat=True))
 
 
 def episode_claim(*, episode_id: int) -> str | None:
@@ -297,7 +296,11 @@ def episode_evaluate(*, episode_id: int) -> str:
         key = provider_key(spec["agent"], spec["base_url"])
         agent.client = RateLimitedClient(agent.client, key, limits.rpm)
     frames = (
-        FrameSource(spec["image_size"], on_render=lambda key, png: frame_store(key=key, png=png))
+        FrameSource(
+            spec["image_size"],
+            on_render=lambda key, png: frame_store(key=key, png=png),
+            lookup=frame_png,
+        )
         if agent.needs_images
         else None
     )

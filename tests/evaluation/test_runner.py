@@ -304,3 +304,33 @@ def test_an_answer_longer_than_a_bundle_holds_ends_the_episode_as_an_error(tmp_p
     assert f"more than the {RESPONSE_MAX_CHARS}" in record["error"]
     assert len(record["steps"]) == 1
     assert schema_errors(record, "episode") == []
+
+
+def test_a_run_plays_all_levels_of_a_scene_before_the_next_scene(tmp_path):
+    scenes = select_scenes("male_0-mano_white-splash,tienkung-allegro-logo_0")
+    out = tmp_path / "order.jsonl"
+    run(lambda: RandomAgent(0), scenes, [0, 1, 2], out, header_extra={"model": None})
+    order = [(e["scene_id"], e["level"]) for e in read_bundle(out).episodes]
+    assert order == [(s.id, level) for s in scenes for level in (0, 1, 2)]
+
+
+def test_a_frame_found_in_the_store_is_read_not_rendered():
+    from evaluation.png import encode_png
+
+    stored = encode_png(np.zeros((8, 8, 3), np.uint8))
+    asked: list[str] = []
+
+    def lookup(key: str) -> bytes:
+        asked.append(key)
+        return stored
+
+    def no_renderer():
+        raise AssertionError("a stored frame was rendered again")
+
+    frames = FrameSource(8, make_renderer=no_renderer, lookup=lookup)
+    frames._version = "test-renderer"  # the version probe would make a renderer
+    with frames.episode(get_scene("male_0-mano_white-splash")) as frame:
+        image, key = frame((0, 0, 0))
+        again, _ = frame((0, 0, 0))
+    assert image.png == again.png == stored and asked == [key]  # the second from memory
+    assert frames.rendered == 0 and frames.reused == 2
