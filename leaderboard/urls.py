@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from leaderboard import chart_views, replay_views, submission_views, views
+from leaderboard import chart_views, play_views, replay_views, submission_views, views
 
 app_name = "leaderboard"
 
@@ -51,6 +51,19 @@ urlpatterns = [
     ),
     path("moderation/", submission_views.moderation, name="moderation"),
     path("about/", views.about, name="about"),
+    path("play/", play_views.play_page, name="play"),
+    path("play/start/", play_views.play_start_view, name="play-start"),
+    path("play/submit/", play_views.play_submit_view, name="play-submit"),
+    re_path(
+        r"^play/(?P<ref>e[0-9]{1,18}|p[0-9a-f]{32})/$",
+        play_views.play_state_view,
+        name="play-state",
+    ),
+    re_path(
+        r"^play/(?P<ref>e[0-9]{1,18}|p[0-9a-f]{32})/answer/$",
+        play_views.play_answer_view,
+        name="play-answer",
+    ),
     path("charts/", chart_views.charts_page, name="charts"),
     path("compare/", chart_views.compare_page, name="compare"),
     path("evaluate/", views.evaluate_page, name="evaluate"),

@@ -243,6 +243,8 @@ REST_FRAMEWORK = {
         "submissions": envstr("MIRRORBENCH_SUBMISSION_RATE", "30/hour"),
         "reviews": envstr("MIRRORBENCH_REVIEW_RATE", "600/hour"),
         "tokens": envstr("MIRRORBENCH_TOKEN_RATE", "30/hour"),
+        # Every start and answer of a browser episode (/play/), per user or address.
+        "play": envstr("MIRRORBENCH_PLAY_RATE", "1800/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -289,6 +291,8 @@ MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
     "MIRRORBENCH_MAX_BUNDLE_BYTES", 64 * 1024 * 1024, minimum=1024
 )
 # Django refuses request bodies above this before any view runs; uploads go to a temporary
+# Episodes played in the browser (/play/) show frames of this side, as a model's run does.
+MIRRORBENCH_PLAY_IMAGE_SIZE = envint("MIRRORBENCH_PLAY_IMAGE_SIZE", 1024, minimum=16)
 # file above FILE_UPLOAD_MAX_MEMORY_SIZE.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
