@@ -61,6 +61,7 @@ bench: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m benchmarks.play
 	$(BIN)/mypy
 
 format: install

@@ -1,0 +1,196 @@
+"""Play benchmark (``make bench``): key press to next frame shown, in a real browser.
+
+A fresh data directory, ``gunicorn`` (one worker, so one rendering thread, as a small site
+runs) on a free 127.0.0.1 port and headless chromium playing ``/play/`` as an anonymous
+visitor: each scene's shortest path to the mark, key by key. ``static/js/play.js`` times every
+move with ``performance.now()`` from the key press to the next frame decoded and painted
+(``data-last-step-ms``), and the answer's POST alone (``data-last-post-ms``).
+
+1. **Unrendered frames**: every view of the first pass is new, so each move waits for the
+   server to render its frame (after a warm-up episode, which pays for the OpenGL context).
+2. **Stored frames**: the same moves again in new episodes; every frame is in the store.
+
+``BENCH_FRAME_SIZE`` (default 1024) sets the frame side, ``BENCH_PLAY_SCENES`` the scenes.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.load import free_port, server_stop  # noqa: E402
+from simulation.catalogue import get_scene  # noqa: E402
+from simulation.dynamics import Action, EpisodeState, goal_cell, is_collision_free  # noqa: E402
+
+SIZE = int(os.environ.get("BENCH_FRAME_SIZE", "1024"))
+SCENES = os.environ.get(
+    "BENCH_PLAY_SCENES",
+    "male_1-mano_white-splash,female_0-mano_white-leaf_0,male_0-mano_brown-bread",
+).split(",")
+CHROMIUM = "/usr/bin/chromium"
+START_TIMEOUT_S = 60.0
+
+
+def shortest_path(scene_id: str) -> list[int]:
+    """Return the options of a shortest collision-free path to the mark (x first)."""
+    scene = get_scene(scene_id)
+    goal = goal_cell(scene)
+    state = EpisodeState(scene)
+    axes = (
+        (0, Action.FORWARD, Action.BACKWARD),
+        (1, Action.LEFT, Action.RIGHT),
+        (2, Action.UP, Action.DOWN),
+    )
+    options = []
+    while not state.done:
+        for axis, positive, negative in axes:
+            if state.cell[axis] == goal[axis]:
+                continue
+            action = positive if goal[axis] > state.cell[axis] else negative
+            d = action.delta
+            target = (state.cell[0] + d[0], state.cell[1] + d[1], state.cell[2] + d[2])
+            if is_collision_free(scene, target):
+                break
+        options.append(action.value)
+        state.step(action)
+    return options
+
+
+def _env(data: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MIRRORBENCH_DATA_DIR": str(data),
+        "MIRRORBENCH_LOG_LEVEL": "WARNING",
+        "MIRRORBENCH_PLAY_IMAGE_SIZE": str(SIZE),
+        "MIRRORBENCH_PLAY_RATE": "100000/hour",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+
+
+def _server(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    for args in (("prepare_data_dir",), ("migrate", "-v0")):
+        subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(data), check=True)
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "mirrorbench_site.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--threads",
+        "4",
+        "--timeout",
+        "120",
+        "--chdir",
+        str(ROOT),
+    ]
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=_env(data),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {server.returncode}:\n{log.read_text()}")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/play/")
+            if connection.getresponse().status == 200:
+                connection.close()
+                return server
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server_stop(server)
+    raise RuntimeError(f"gunicorn did not answer within {START_TIMEOUT_S:.0f} s")
+
+
+def _play(page, url: str, scene_id: str, options: list[int]) -> list[tuple[int, int]]:
+    """Play one episode by keys; return (key to frame shown, POST) in ms for each move."""
+    page.goto(f"{url}/play/")
+    page.locator("select[name=level]").select_option("0")
+    page.locator("select[name=scene]").select_option(scene_id)
+    page.get_by_role("button", name="Start an episode").click()
+    page.wait_for_selector('.play-current .frame-box[data-state="ready"]', timeout=120_000)
+    root = page.locator("[data-play]")
+    times = []
+    for step, option in enumerate(options, 1):
+        page.keyboard.press(str(option))
+        page.wait_for_function(
+            "n => document.querySelector('[data-play]').dataset.steps === n",
+            arg=str(step),
+            timeout=120_000,
+        )
+        times.append(
+            (
+                int(root.get_attribute("data-last-step-ms")),
+                int(root.get_attribute("data-last-post-ms")),
+            )
+        )
+    return times
+
+
+def _row(label: str, times: list[tuple[int, int]]) -> str:
+    shown = sorted(t for t, _ in times)
+    posts = sorted(p for _, p in times)
+    p90 = shown[min(len(shown) - 1, int(0.9 * len(shown)))]
+    return (
+        f"| {label} | {len(times)} | {statistics.median(shown):.0f} ms | {p90} ms | "
+        f"{statistics.median(posts):.0f} ms |"
+    )
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="mirrorbench-play-") as folder:
+        data = Path(folder)
+        port = free_port()
+        server = _server(data, port, data / "gunicorn.log")
+        url = f"http://127.0.0.1:{port}"
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+                )
+                page = browser.new_page(viewport={"width": 1366, "height": 900})
+                # Warm-up, not counted: the first frames pay for the OpenGL context.
+                _play(page, url, "tienkung-allegro-logo_0", [1])
+                unrendered: list[tuple[int, int]] = []
+                stored: list[tuple[int, int]] = []
+                for scene_id in SCENES:
+                    unrendered += _play(page, url, scene_id, shortest_path(scene_id))
+                for scene_id in SCENES:
+                    stored += _play(page, url, scene_id, shortest_path(scene_id))
+                browser.close()
+        finally:
+            server_stop(server)
+    print(f"Play: key press to next frame shown, {SIZE} px, gunicorn 1 worker x 4 threads")
+    print("| frame | moves | median | p90 | median POST |")
+    print("|---|---:|---:|---:|---:|")
+    print(_row("unrendered (rendered on request)", unrendered))
+    print(_row("stored", stored))
+
+
+if __name__ == "__main__":
+    main()
