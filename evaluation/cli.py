@@ -286,6 +286,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         "params_b": args.params_b,
         "link": args.link,
     }
+    if args.reproduce:
+        provider, _, model = args.reproduce.partition(":")
+        if not model:
+            raise UsageError(f"--reproduce: expected PROVIDER:MODEL, got {args.reproduce!r}")
+        metadata |= {
+            "reproduce_provider": provider,
+            "reproduce_model": model,
+            "reproduce_base_url": args.reproduce_base_url,
+            "reproduce_api_key": os.environ.get("MIRRORBENCH_REPRODUCE_API_KEY", ""),
+        }
     try:
         result = submit_bundle(path, url=args.url, token=token, metadata=metadata)
     except SubmitError as exc:
@@ -464,6 +474,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--organisation", default="")
     p.add_argument("--params-b", type=float, default=None, help="parameters, in billions")
     p.add_argument("--link", default="", help="code, model card or paper")
+    p.add_argument(
+        "--reproduce",
+        metavar="PROVIDER:MODEL",
+        help="let the server re-run a sample of the episodes with this model "
+        "(key from $MIRRORBENCH_REPRODUCE_API_KEY)",
+    )
+    p.add_argument("--reproduce-base-url", default="", help="the model's API base URL")
     p.set_defaults(func=cmd_submit)
     return parser
 

@@ -189,6 +189,26 @@ class SubmissionMetadataForm(forms.Form):
     link = forms.URLField(
         max_length=500, required=False, assume_scheme="https", label="Link to code or paper"
     )
+    reproduce_provider = forms.ChoiceField(
+        choices=[("", "Do not re-run")] + [(k, v) for k, v in PROVIDERS.items()],
+        required=False,
+        label="Re-run a sample with",
+        help_text="Name the API model that produced the bundle and the server re-runs a random "
+        "sample of its episodes to compare (the same rules as hosted runs).",
+    )
+    reproduce_model = forms.CharField(
+        max_length=200, required=False, label="Model name at the provider"
+    )
+    reproduce_base_url = forms.URLField(
+        max_length=500, required=False, assume_scheme="https", label="Base URL of its API"
+    )
+    reproduce_api_key = forms.CharField(
+        max_length=500,
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        label="API key for the re-run",
+        help_text="Encrypted at rest and erased when the re-run ends.",
+    )
 
 
 class SubmissionForm(SubmissionMetadataForm):
@@ -200,6 +220,7 @@ class SubmissionForm(SubmissionMetadataForm):
         allow_empty_file=False,
     )
     field_order = ["bundle", "model_name", "kind", "organisation", "params_b", "link"]
+    # The reproduction fields follow, in their declared order.
 
 
 class ApiTokenForm(forms.Form):

@@ -553,6 +553,26 @@ class Submission(models.Model):
     run = models.OneToOneField(
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="submission"
     )
+    reproduce_agent = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="The model the submitter says produced the bundle, as an agent spec "
+        "(openai:MODEL, anthropic:MODEL): the server re-runs a sample of episodes with it.",
+    )
+    reproduce_base_url = models.URLField(max_length=500, blank=True)
+    reproduction_run = models.OneToOneField(
+        Run,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="reproduces",
+        help_text="The server's re-run of a random sample of the submission's episodes.",
+    )
+    reproduction = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How the re-run agrees with the bundle: per episode and overall.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     reviewed = models.DateTimeField(null=True, blank=True)
 

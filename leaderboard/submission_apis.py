@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evaluation.registry import PROVIDERS
 from leaderboard.forms import SUBMISSION_KINDS
 from leaderboard.models import Submission
 from leaderboard.services.errors import FieldError
@@ -56,6 +57,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "sha256",
             "bundle_bytes",
             "report",
+            "reproduce_agent",
+            "reproduction",
             "created",
         )
         ref_name = "Submission"
@@ -80,6 +83,14 @@ class SubmissionListApi(generics.ListAPIView[Submission]):
             required=False, allow_null=True, min_value=0, max_value=1e6
         )
         link = serializers.URLField(max_length=500, required=False, allow_blank=True)
+        reproduce_provider = serializers.ChoiceField(
+            choices=list(PROVIDERS), required=False, allow_blank=True
+        )
+        reproduce_model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        reproduce_base_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+        reproduce_api_key = serializers.CharField(
+            max_length=500, required=False, allow_blank=True, write_only=True
+        )
 
         class Meta:
             ref_name = "SubmissionInput"

@@ -80,6 +80,10 @@ class RunSpec:
     image_size: int = DEFAULT_SIZE
     image_history: int = 1
     max_tokens: int = 2048
+    pairs: tuple[tuple[str, int], ...] = ()
+    """Only these (scene id, level) episodes, when given (a reproduction's sample)."""
+    use_cache: bool = True
+    """Reuse cached answers to identical requests; a reproduction must ask the model afresh."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +95,8 @@ class RunSpec:
             "image_size": self.image_size,
             "image_history": self.image_history,
             "max_tokens": self.max_tokens,
+            **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
+            **({"use_cache": False} if not self.use_cache else {}),
         }
 
 
@@ -143,12 +149,14 @@ def run_create(
         visibility=visibility,
         agent=spec.agent,
         spec=spec.as_dict(),
-        episodes_expected=len(scenes) * len(spec.levels),
+        episodes_expected=len(spec.pairs) if spec.pairs else len(scenes) * len(spec.levels),
     )
+    wanted = set(spec.pairs)
     Episode.objects.bulk_create(
         Episode(run=run, scene=rows[s.id], level=level, status=Episode.Status.PENDING)
         for level in spec.levels
         for s in scenes
+        if not wanted or (s.id, level) in wanted
     )
     # The bundle header is fixed now (renderer, agent, generation), so exports never need a
     # client, a key or today's renderer version.
@@ -282,7 +290,7 @@ def episode_evaluate(*, episode_id: int) -> str:
         base_url=spec["base_url"],
         image_history=spec["image_history"],
         params=params,
-        cache=_response_cache(spec["agent"]),
+        cache=_response_cache(spec["agent"]) if spec.get("use_cache", True) else None,
         cache_scope=cache_scope(episode.run),
         api_key=_api_key(episode.run_id),
         retry=RetryPolicy(
@@ -366,6 +374,9 @@ def run_finish_if_done(*, run_id: int) -> bool:
         _erase_key(run_id)
         run_scores_refresh(run=run)
         run_list_if_complete(run=run)
+        from leaderboard.services.submissions import reproduction_record
+
+        reproduction_record(run=run)  # a no-op unless the run reproduces a submission
         run_frames_queue(run=run)
         data_version_bump()  # the run's page and the run lists show it completed
     return True

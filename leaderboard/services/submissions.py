@@ -141,6 +141,14 @@ def _entry_for(*, user: Any, name: str, data: dict[str, Any]) -> ModelEntry | No
     )
 
 
+def _reproduce_agent(data: dict[str, Any]) -> str:
+    provider, model = data.get("reproduce_provider") or "", data.get("reproduce_model") or ""
+    if bool(provider) != bool(model.strip()):
+        field = "reproduce_model" if provider else "reproduce_provider"
+        raise FieldError(field, "name both the provider and the model, or neither")
+    return f"{provider}:{model.strip()}" if provider else ""
+
+
 def bundle_path(sha256: str) -> str:
     """Return where a bundle is kept in storage, by its content hash."""
     return f"submissions/{sha256[:2]}/{sha256}.jsonl"
@@ -159,6 +167,7 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
         SubmissionRejected: The bundle does not verify.
     """
     _quota_check(user)
+    reproduce_agent = _reproduce_agent(data)
     name = data["model_name"].strip()
     if not name:
         raise FieldError("model_name", "expected a name with at least one visible character")
@@ -228,6 +237,11 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
                             "every episode's metrics recomputed from its distances",
                         ],
                     },
+                    reproduce_agent=reproduce_agent,
+                    reproduce_base_url=data.get("reproduce_base_url") or "",
+                )
+                submission_reproduce(
+                    submission=submission, api_key=data.get("reproduce_api_key") or None
                 )
         except IntegrityError:
             # A race with a twin request: the same bytes (the other one stored them) or the
@@ -314,3 +328,123 @@ def submission_review(
             update_fields=["review", "review_note", "reviewed_by", "reviewed", "allow_partial"]
         )
     return submission
+
+
+def _reproduction_sample(submission: Submission, run: Run) -> list[tuple[str, int]]:
+    """A random sample of the submission's completed episodes, seeded by its content hash."""
+    import random
+
+    pairs = sorted(run.episodes.filter(status="completed").values_list("scene__scene_id", "level"))
+    size = min(settings.MIRRORBENCH_REPRODUCE_SAMPLE, len(pairs))
+    return sorted(random.Random(submission.sha256).sample(pairs, size))
+
+
+def submission_reproduce(*, submission: Submission, api_key: str | None = None) -> Run | None:
+    """Start the server's re-run of a sample of a submission's episodes with its named model.
+
+    The same rules as hosted runs: the endpoint must be one the server may call, the key is
+    encrypted and erased when the run ends. The run is private, owned by the submitter, and
+    never listed. Returns the run, or None when the submission names no model.
+
+    Raises:
+        FieldError: The model or the endpoint is refused (``reproduce_agent``,
+            ``reproduce_base_url``).
+    """
+    from leaderboard.services.runs import RunSpec, run_create
+
+    if not submission.reproduce_agent or submission.run is None:
+        return None
+    header = submission.run.metadata or {}
+    renderer = header.get("renderer", {})
+    spec = RunSpec(
+        agent=submission.reproduce_agent,
+        base_url=submission.reproduce_base_url or None,
+        seed=int(header.get("seed", 0) or 0),
+        image_size=int(renderer.get("image_size", 1024)),
+        image_history=int(renderer.get("image_history", 1)),
+        pairs=tuple(_reproduction_sample(submission, submission.run)),
+        use_cache=False,  # cached answers would "reproduce" anything
+    )
+    try:
+        run = run_create(
+            model_entry=submission.run.model_entry,
+            spec=spec,
+            owner=submission.owner,
+            visibility=Run.Visibility.PRIVATE,
+            api_key=api_key or None,
+        )
+    except FieldError as exc:
+        field = {"agent": "reproduce_agent", "base_url": "reproduce_base_url"}.get(exc.field)
+        raise FieldError(field or exc.field, exc.message) from None
+    Submission.objects.filter(pk=submission.pk).update(reproduction_run=run)
+    submission.reproduction_run = run
+    return run
+
+
+def _steps(run: Run) -> dict[tuple[str, int], tuple[list[int | None], float | None, bool]]:
+    episodes = run.episodes.select_related("scene").prefetch_related("steps")
+    return {
+        (e.scene.scene_id, e.level): (
+            [s.option for s in e.steps.all()],
+            e.avg,
+            e.status == "completed",
+        )
+        for e in episodes
+    }
+
+
+def reproduction_compare(*, bundle_run: Run, rerun: Run) -> dict[str, Any]:
+    """Compare a re-run with the submitted episodes it re-played, step by step.
+
+    Per episode: the share of the submitted steps whose option the re-run chose too (step by
+    step, until one of the two ended), the first step where they differ, and the difference
+    of AVG. Overall: the mean share, how many episodes agree at every step, and the mean
+    absolute difference of AVG.
+    """
+    submitted, replayed = _steps(bundle_run), _steps(rerun)
+    episodes: list[dict[str, Any]] = []
+    for key, (again, avg_again, completed) in sorted(replayed.items()):
+        options, avg, _ = submitted[key]
+        shared = min(len(options), len(again))
+        same = sum(1 for a, b in zip(options, again, strict=False) if a == b)
+        first = next((i for i in range(shared) if options[i] != again[i]), None)
+        if first is None and len(options) != len(again):
+            first = shared
+        episodes.append(
+            {
+                "scene": key[0],
+                "level": key[1],
+                "completed": completed,
+                "steps": len(options),
+                "steps_rerun": len(again),
+                "agreement": same / len(options) if options else 1.0,
+                "first_difference": first,
+                "avg": avg,
+                "avg_rerun": avg_again,
+                "avg_difference": None
+                if avg is None or avg_again is None
+                else round(avg_again - avg, 6),
+            }
+        )
+    finished = [e for e in episodes if e["completed"]]
+    differences = [abs(e["avg_difference"]) for e in finished if e["avg_difference"] is not None]
+    return {
+        "episodes": episodes,
+        "sampled": len(episodes),
+        "completed": len(finished),
+        "step_agreement": sum(e["agreement"] for e in finished) / len(finished)
+        if finished
+        else None,
+        "identical_episodes": sum(1 for e in finished if e["first_difference"] is None),
+        "mean_abs_avg_difference": sum(differences) / len(differences) if differences else None,
+    }
+
+
+def reproduction_record(*, run: Run) -> bool:
+    """Store the comparison when a reproduction run ends; return whether ``run`` was one."""
+    submission = Submission.objects.select_related("run").filter(reproduction_run=run).first()
+    if submission is None or submission.run is None:
+        return False
+    report = reproduction_compare(bundle_run=submission.run, rerun=run)
+    Submission.objects.filter(pk=submission.pk).update(reproduction=report)
+    return True
