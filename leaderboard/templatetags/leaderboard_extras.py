@@ -57,7 +57,7 @@ def source_badge(source: str) -> SafeString:
     title = SOURCE_TITLES.get(source, "")
     css = f"badge source-{source}"
     if source == "verified":
-        href = reverse("leaderboard:about") + "#verified"
+        href = reverse("leaderboard:about") + "#verification"
         return format_html('<a class="{}" href="{}" title="{}">{}</a>', css, href, title, label)
     return format_html('<span class="{}" title="{}">{}</span>', css, title, label)
 

@@ -400,7 +400,7 @@ def test_a_flagged_entry_keeps_its_page_with_the_moderators_note(
     client.logout()
     page = client.get(f"/models/{submission.run.model_entry.slug}/").content.decode()
     assert "took it off the board: an oracle, &lt;b&gt;relabelled&lt;/b&gt;" in page
-    assert 'href="/about/#verified"' in page and "not which model produced it" in page
+    assert 'href="/about/#verification"' in page and "not which model produced it" in page
 
 
 @pytest.mark.parametrize("who", ["visitor", "owner", "other", "moderator"])
