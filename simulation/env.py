@@ -17,9 +17,10 @@ from simulation.render import DEFAULT_SIZE, Renderer, frame_key, validate_size
 
 
 def _default_renderer() -> Renderer:
-    from simulation.mujoco_backend import MujocoRenderer
+    # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
+    from simulation.backends import make_renderer_from_env
 
-    return MujocoRenderer()
+    return make_renderer_from_env()
 
 
 class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):

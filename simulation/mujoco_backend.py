@@ -24,7 +24,7 @@ from simulation.render import (
     _ensure_gl_backend,
     camera_fovy_deg,
     look_at_quat,
-    renderer_version,
+    mujoco_renderer_version,
     validate_size,
 )
 
@@ -314,7 +314,7 @@ class MujocoRenderer:
         options = ("" if self.shadows else "-noshadow") + (
             f"-msaa{MSAA_SAMPLES}" if self.antialias else ""
         )
-        return renderer_version() + options
+        return mujoco_renderer_version() + options
 
     @property
     def model(self) -> mujoco.MjModel:

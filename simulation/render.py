@@ -28,6 +28,9 @@ DEFAULT_SIZE = 1024
 MAX_SIZE = 4096
 SCENE_BUILD_VERSION = "2"
 """Bump whenever the scene construction changes the pixels: frame keys depend on it."""
+USD_BUILD_VERSION = "1"
+"""Bump whenever the OpenUSD stage of a scene changes (``simulation.usd_export``): the Isaac
+renderer's frame keys depend on it."""
 
 CAMERA_EYE = (-1.1, 0.0, 2.0)
 CAMERA_TARGET = (0.0, 0.0, 1.7)
@@ -57,10 +60,19 @@ def camera_fovy_deg(body_id: str) -> float:
 
 
 def renderer_version() -> str:
-    """Return the version of what is rendered: benchmark version, MuJoCo release, scene build.
+    """Return the version of what is rendered by this process's renderer.
 
-    Frame keys hash it, so frames of different benchmark versions never share a key.
+    The renderer is the backend ``MIRRORBENCH_RENDERER`` names (``simulation.backends``;
+    MuJoCo by default, whose version is ``mujoco_renderer_version()``). Frame keys and results
+    bundles carry it, so frames of different benchmark versions or backends never share a key.
     """
+    from simulation.backends import configured_renderer_version
+
+    return configured_renderer_version()
+
+
+def mujoco_renderer_version() -> str:
+    """Return the MuJoCo renderer's version: benchmark version, MuJoCo release, scene build."""
     return f"{BENCHMARK_VERSION}-mujoco-{metadata.version('mujoco')}-scene{SCENE_BUILD_VERSION}"
 
 

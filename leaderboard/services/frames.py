@@ -246,9 +246,10 @@ class FrameCount:
 
 
 def _default_renderer() -> Renderer:
-    from simulation.mujoco_backend import MujocoRenderer
+    # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
+    from simulation.backends import make_renderer_from_env
 
-    return MujocoRenderer()
+    return make_renderer_from_env()
 
 
 _local = threading.local()
