@@ -40,14 +40,17 @@ worker: install
 	$(BIN)/python manage.py worker --concurrency $(WORKER_CONCURRENCY)
 
 # The suite runs against a throwaway data directory, never var/.
+# The data directory is removed however pytest ends (pass, fail, Ctrl-C).
 test: install test-deps
-	MIRRORBENCH_DATA_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q
+	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
+	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q
 
 test-deps:
 	@bash scripts/test-deps.sh
 
 test-fast: install
-	MIRRORBENCH_DATA_DIR=$$(mktemp -d) $(BIN)/python -m pytest -q -m "not slow"
+	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
+	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
 	$(BIN)/python -m benchmarks.render

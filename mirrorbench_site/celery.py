@@ -53,6 +53,7 @@ def worker_command(
     queues: tuple[str, ...] = QUEUES,
     loglevel: str | None = None,
     extra: tuple[str, ...] = (),
+    quiet: bool = False,
 ) -> list[str]:
     """Return the command line of one worker on ``queues`` (both by default), with threads.
 
@@ -61,7 +62,7 @@ def worker_command(
     that runs alone: exactly one process of a deployment should run beat (``manage.py serve``
     runs it apart, as ``beat_command``). A worker on one queue is named after it
     (``render@host``), so two workers of one machine never share a node name. ``loglevel``
-    defaults to ``MIRRORBENCH_LOG_LEVEL``.
+    defaults to ``MIRRORBENCH_LOG_LEVEL``; ``quiet`` leaves out the start-up banner.
     """
     import sys
 
@@ -71,14 +72,44 @@ def worker_command(
     if unknown or not queues:
         raise ValueError(f"queues: expected some of {', '.join(QUEUES)}, got {list(queues)}")
     level = loglevel or settings.MIRRORBENCH_LOG_LEVEL
-    command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "worker"]
+    command = [sys.executable, "-m", "celery", *(["--quiet"] if quiet else [])]
+    command += ["-A", "mirrorbench_site", "worker"]
     command += ["-Q", ",".join(queues), "-P", "threads", "-c", str(concurrency), "-l", level]
     if len(queues) == 1:
         command += ["-n", f"{queues[0]}@%h"]
-    return command + (["-B"] if beat else []) + list(extra)
+    return command + (["-B"] if beat else []) + privileges_options() + list(extra)
 
 
-def beat_command(*, loglevel: str | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+def privileges_options() -> list[str]:
+    """Return the ``--uid``/``--gid`` options that run a worker or beat without root.
+
+    Celery warns at every start when it runs as root, and says what to do: give it another
+    user with ``--uid``. Run as root, the workers take ``MIRRORBENCH_WORKER_USER`` if it is set,
+    else the owner of the data directory when that is not root (someone who ran ``sudo make
+    run`` on their own checkout): the user whose files the workers read and write. With
+    neither (everything owned by root, as in a container), there is no other user who could
+    write the data, and nothing is added.
+    """
+    import os
+    import pwd
+
+    from django.conf import settings
+
+    if os.geteuid() != 0:
+        return []
+    name = settings.MIRRORBENCH_WORKER_USER
+    try:
+        entry = pwd.getpwnam(name) if name else pwd.getpwuid(os.stat(settings.DATA_DIR).st_uid)
+    except (KeyError, FileNotFoundError):
+        return []
+    if entry.pw_uid == 0:
+        return []
+    return ["--uid", str(entry.pw_uid), "--gid", str(entry.pw_gid)]
+
+
+def beat_command(
+    *, loglevel: str | None = None, extra: tuple[str, ...] = (), quiet: bool = False
+) -> list[str]:
     """Return the command line of beat alone, its schedule file under the data directory.
 
     ``loglevel`` defaults to ``MIRRORBENCH_LOG_LEVEL``.
@@ -88,5 +119,7 @@ def beat_command(*, loglevel: str | None = None, extra: tuple[str, ...] = ()) ->
     from django.conf import settings
 
     level = loglevel or settings.MIRRORBENCH_LOG_LEVEL
-    command = [sys.executable, "-m", "celery", "-A", "mirrorbench_site", "beat", "-l", level]
-    return [*command, "-s", str(settings.CELERY_BEAT_SCHEDULE_FILENAME), *extra]
+    command = [sys.executable, "-m", "celery", *(["--quiet"] if quiet else [])]
+    command += ["-A", "mirrorbench_site", "beat", "-l", level]
+    schedule = ["-s", str(settings.CELERY_BEAT_SCHEDULE_FILENAME)]
+    return [*command, *schedule, *privileges_options(), *extra]

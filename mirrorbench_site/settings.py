@@ -319,6 +319,9 @@ MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
 # Prices per million tokens, by agent spec, for the cost shown on run pages:
 # {"openai:gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
 MIRRORBENCH_PRICES = envjson("MIRRORBENCH_PRICES", {})
+# Run as root, the Celery worker and beat switch to this user (default: the data directory's
+# owner, when that is not root), as Celery asks.
+MIRRORBENCH_WORKER_USER = envstr("MIRRORBENCH_WORKER_USER", "")
 # Transport errors (connection, 408, 409, 429, 5xx): attempts per request and the first backoff
 # (doubled each time, Retry-After honoured). After the last, the episode is an excluded error.
 MIRRORBENCH_RETRY_ATTEMPTS = envint("MIRRORBENCH_RETRY_ATTEMPTS", 6)
@@ -326,7 +329,8 @@ MIRRORBENCH_RETRY_BASE_S = float(envint("MIRRORBENCH_RETRY_BASE_MS", 1000)) / 10
 
 # Celery: the embedded default is kombu's filesystem transport under the data directory.
 CELERY_BROKER_DIR = DATA_DIR / "broker"
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
+# "localhost" names the machine whose folders carry the messages (kombu warns without a host).
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://localhost/")
 CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

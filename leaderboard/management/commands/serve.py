@@ -40,7 +40,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.services.runs import baseline_runs_ensure
-from mirrorbench_site.celery import beat_command, worker_command
+from mirrorbench_site.celery import beat_command, privileges_options, worker_command
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +155,11 @@ class Child:
         return self.process.wait()
 
 
+def _at_least_warning(level: str) -> str:
+    """Return ``level``, or WARNING when it is more talkative (DEBUG, INFO)."""
+    return level if logging.getLevelName(level.upper()) >= logging.WARNING else "WARNING"
+
+
 class Command(BaseCommand):
     help = (
         "Serve the site with one worker and beat, restarting whichever dies; "
@@ -175,6 +180,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--web-workers", type=int, default=2, help="gunicorn processes")
         parser.add_argument("--no-baselines", action="store_true", help="do not queue baselines")
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            help="log every request and the workers' info lines (default: the URL, runs "
+            "queued, warnings and errors)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["no_baselines"]:
@@ -184,6 +195,10 @@ class Command(BaseCommand):
                 )
         bind = f"{options['host']}:{options['port']}"
         level = settings.MIRRORBENCH_LOG_LEVEL
+        verbose = options["verbose"]
+        # The console keeps what matters: the URL, runs queued, warnings and errors. Every
+        # request (gunicorn's access log) and the workers' start-up banners need --verbose.
+        quiet = level if verbose else _at_least_warning(level)
         web = Child(
             "web server",
             [
@@ -198,23 +213,42 @@ class Command(BaseCommand):
                 "--threads",
                 "4",
                 "--log-level",
-                level.lower(),
-                "--access-logfile",
-                "-",
+                quiet.lower(),
+                *(["--access-logfile", "-"] if verbose else []),
             ],
         )
         worker = Child(
             "worker",
-            worker_command(concurrency=options["concurrency"], beat=False, queues=("models",)),
+            worker_command(
+                concurrency=options["concurrency"],
+                beat=False,
+                queues=("models",),
+                loglevel=quiet,
+                quiet=not verbose,
+            ),
         )
         render = Child(
             "render worker",
             worker_command(
-                concurrency=options["render_concurrency"], beat=False, queues=("render",)
+                concurrency=options["render_concurrency"],
+                beat=False,
+                queues=("render",),
+                loglevel=quiet,
+                quiet=not verbose,
             ),
             niceness=RENDER_NICENESS,
         )
-        beat = Child("beat", beat_command())
+        beat = Child("beat", beat_command(loglevel=quiet, quiet=not verbose))
+        if os.geteuid() == 0 and not privileges_options():
+            # Celery would print a six-line warning from each of three processes at every
+            # start. Its advice (--uid) needs an account that may write the data directory;
+            # there is none here, so say it once, with what to do.
+            os.environ["PYTHONWARNINGS"] = "ignore:You're running the worker with superuser"
+            logger.warning(
+                "Running as root, and so are the workers: set MIRRORBENCH_WORKER_USER to an "
+                "account that owns %s to run them without root.",
+                settings.DATA_DIR,
+            )
         children = [web, worker, render, beat]
         self._signals = 0
         signal.signal(signal.SIGINT, self._on_signal)
