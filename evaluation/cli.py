@@ -24,6 +24,7 @@ from evaluation.messages import ImagePart
 from evaluation.metrics import METRICS, TRACKS, LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
 from evaluation.prompts import LEVELS, build_messages, messages_as_text
+from simulation.backends import BackendError
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
 from simulation.render import DEFAULT_SIZE, MAX_SIZE
@@ -66,10 +67,13 @@ def _offset(text: str) -> Vec3:
     return (dx, dy, dz)
 
 
-def _open_renderer(shadows: bool = True):
-    from simulation.mujoco_backend import MujocoRenderer
+def _open_renderer(shadows: bool = True, name: str | None = None):
+    from simulation.backends import configured_backend, make_renderer
 
-    return MujocoRenderer(shadows=shadows)
+    try:
+        return make_renderer(name or configured_backend(), shadows=shadows)
+    except BackendError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _save_png(image: np.ndarray, path: Path) -> None:
@@ -107,7 +111,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     scene = get_scene(args.scene)
     cell = args.offset
     _check_offset(scene, cell)
-    with _open_renderer(shadows=not args.no_shadows) as renderer:
+    with _open_renderer(shadows=not args.no_shadows, name=args.renderer) as renderer:
         renderer.load(scene, mirror=not args.no_mirror)
         renderer.set_hand(cell)
         _save_png(renderer.render(args.size), Path(args.out))
@@ -127,6 +131,32 @@ def cmd_gallery(args: argparse.Namespace) -> int:
             print(f"[{i}/{len(scenes)}] {scene.id}", file=sys.stderr)
     (out / "index.html").write_text(_gallery_html(rows))
     print(out / "index.html")
+    return 0
+
+
+def cmd_export_usd(args: argparse.Namespace) -> int:
+    from simulation.usd_export import export_scenes
+
+    if bool(args.scene) == args.all:
+        raise UsageError("export-usd: give --scene ID or --all")
+    scenes = list(scene_set().values()) if args.all else [get_scene(args.scene)]
+    for result in export_scenes(scenes, Path(args.out), mirror=not args.no_mirror):
+        print(result.path)
+    return 0
+
+
+def cmd_renderers(args: argparse.Namespace) -> int:
+    from simulation.backends import backend_statuses
+
+    statuses = backend_statuses()
+    if args.json:
+        rows = [{"name": s.name, "available": s.available, "detail": s.detail} for s in statuses]
+        json.dump(rows, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    for status in statuses:
+        state = "available" if status.available else "unavailable"
+        print(f"{status.name:8} {state:12} {status.detail}")
     return 0
 
 
@@ -408,7 +438,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-mirror", action="store_true", help="remove the mirror (control view)")
     p.add_argument("--no-shadows", action="store_true", help="render without shadows")
+    p.add_argument(
+        "--renderer", help="mujoco or isaac (default: $MIRRORBENCH_RENDERER, else mujoco)"
+    )
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("export-usd", help="write scenes as OpenUSD stages with their textures")
+    p.add_argument("--scene", help="scene id, e.g. male_0-mano_white-splash")
+    p.add_argument("--all", action="store_true", help="every scene of the set")
+    p.add_argument("--out", required=True, help="output directory (<scene id>.usd, textures/)")
+    p.add_argument("--no-mirror", action="store_true", help="leave the mirror out")
+    p.set_defaults(func=cmd_export_usd)
+
+    p = sub.add_parser("renderers", help="list the rendering backends and whether they run here")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=cmd_renderers)
 
     p = sub.add_parser("gallery", help="render every scene and write an index.html contact sheet")
     p.add_argument("--out", required=True, help="output directory")
@@ -535,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _join_negative_offsets(list(sys.argv[1:] if argv is None else argv))
         )
         return int(args.func(args))
-    except (UsageError, UnknownSceneError, BundleError) as exc:
+    except (UsageError, UnknownSceneError, BundleError, BackendError) as exc:
         print(f"mirrorbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exc:  # --help and --version

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulation.catalogue import Scene
-from simulation.mujoco_backend import CAMERA_NAME, HAND_BODY, build_spec, mujoco
+from simulation.mujoco_backend import CAMERA_NAME, HAND_BODY, build_spec, compiled_model, mujoco
 from simulation.render import validate_size
 
 _MAGENTA = (1.0, 0.0, 1.0, 1.0)
@@ -77,3 +77,33 @@ def visible_pixels(scene: Scene, size: int = 256) -> dict[str, int]:
         "hand": int(np.count_nonzero(hand_with & ~hand_without)),
         "hand_direct": int(np.count_nonzero(hand_without)),
     }
+
+
+def reflected_mark_mask(scene: Scene, size: int = 256) -> np.ndarray:
+    """Return the ``(size, size)`` mask of the pixels that show the mark's reflection."""
+    validate_size(size)
+    with_mirror = _mask(_probe_frame(scene, mirror=True, size=size), _MAGENTA)
+    without = _mask(_probe_frame(scene, mirror=False, size=size), _MAGENTA)
+    return with_mirror & ~without
+
+
+def camera_pixel(
+    scene: Scene, point_m: tuple[float, float, float], size: int
+) -> tuple[float, float]:
+    """Return where ``point_m`` lands (column, row from the top left) in a MuJoCo frame.
+
+    Computed from the compiled model's camera (its pose and ``fovy``), as MuJoCo renders it.
+    """
+    model = compiled_model(scene, mirror=True, max_size=1024, antialias=False)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_camlight(model, data)
+    camera = data.cam(CAMERA_NAME)
+    local = np.array(camera.xmat).reshape(3, 3).T @ (np.asarray(point_m) - camera.xpos)
+    if local[2] >= 0:
+        raise ValueError(f"{point_m} is behind the camera")
+    focal = size / 2 / np.tan(np.radians(model.cam(CAMERA_NAME).fovy[0]) / 2)
+    return (
+        float(size / 2 + focal * local[0] / -local[2]),
+        float(size / 2 - focal * local[1] / -local[2]),
+    )
