@@ -54,6 +54,7 @@ test-fast: install
 
 bench: install
 	$(BIN)/python -m benchmarks.render
+	$(BIN)/python -m benchmarks.usd
 	$(BIN)/python -m benchmarks.frames
 	$(BIN)/python -m benchmarks.submissions
 	$(BIN)/python -m benchmarks.engine
@@ -76,6 +77,11 @@ typecheck: install
 
 migrations-check: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# Isaac Sim renders one scene; needs an RTX GPU and Python 3.12 (exit 77: skipped, says why).
+.PHONY: isaac-smoke
+isaac-smoke:
+	bash scripts/isaac-smoke.sh
 
 gallery: install
 	$(BIN)/mirrorbench gallery --out $(DATA_DIR)/gallery --size $(SIZE)
