@@ -329,16 +329,17 @@ def test_the_quick_human_set_submits_as_a_partial_human_entry(client, alice, mod
     submission = Submission.objects.get()
     assert response.status_code == 302 and response.url == f"/submissions/{submission.pk}/"
     assert (submission.kind, submission.episodes, submission.partial) == ("human", 28, True)
-    assert submission.run.model_entry.name == "Human (alice)"
-    assert submission.run.agent == "human:alice"
+    run = submission.run
+    assert run is not None
+    assert (run.model_entry.name, run.agent) == ("Human (alice)", "human:alice")
     full = client.post("/play/submit/", {"subset": "full"})
     assert full.status_code == 400 and "236 episodes of this set" in full.content.decode()
     submission_publish(submission=submission, user=alice)
     submission_review(
         submission=submission, moderator=moderator, decision="approve", allow_partial=True
     )
-    submission.run.refresh_from_db()
-    assert submission.run.listed and submission.run.visibility == "public"
+    run.refresh_from_db()
+    assert run.listed and run.visibility == "public"
     # The play run itself stays private and unlisted.
     assert not Run.objects.filter(agent="human:alice", source="evaluated", listed=True).exists()
 
