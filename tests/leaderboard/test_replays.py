@@ -285,7 +285,7 @@ def test_the_gallery_lists_every_scene_and_a_scene_page_has_its_three_frames(cli
     assert client.get("/scenes/?version=v1").status_code == 400
     # The header and the About page lead to it.
     about = client.get("/about/").content.decode()
-    assert about.count('href="/scenes/"') == 2
+    assert about.count('href="/scenes/"') >= 2
 
 
 @pytest.fixture
@@ -296,8 +296,8 @@ def paper_scenes(db):
 
 
 def test_each_cell_of_a_leaderboard_row_with_episodes_links_to_them(client, paper_scenes, bundles):
-    run = import_run(bundles["oracle"], "Oracle", kind="baseline")
-    overall = client.get("/?kind=baseline").content.decode()
+    run = import_run(bundles["random"], "Evaluated VLM", kind="open-weights")
+    overall = client.get("/").content.decode()
     assert f'href="/runs/{run.pk}/?track=human#episodes"' in overall
     assert f'href="/runs/{run.pk}/#episodes"' in overall  # the Overall column
     level = client.get("/levels/2/").content.decode()
