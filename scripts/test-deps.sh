@@ -4,6 +4,19 @@
 # Installed when missing and we are root or have sudo; otherwise the command is printed and the
 # browser tests skip themselves with that reason.
 set -euo pipefail
+# axe-core for the accessibility checks of the browser tests, from npm into the virtual
+# environment (tests inject it into the page; nothing is fetched at run time).
+AXE_DIR=.venv/axe
+if [ ! -f "$AXE_DIR/node_modules/axe-core/axe.min.js" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    mkdir -p "$AXE_DIR"
+    npm install --no-audit --no-fund --silent --prefix "$AXE_DIR" axe-core@4 >/dev/null \
+      || echo "test-deps: could not install axe-core from npm; the accessibility tests will skip" >&2
+  else
+    echo "test-deps: npm is missing; the accessibility tests will skip (apt-get install npm)" >&2
+  fi
+fi
+
 packages=(chromium redis-server postgresql)
 missing=()
 command -v dpkg-query >/dev/null 2>&1 || exit 0
@@ -21,3 +34,4 @@ elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
 else
   echo "test-deps: the browser tests need: ${missing[*]}. Run as root: $cmd" >&2
 fi
+

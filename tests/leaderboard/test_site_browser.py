@@ -1,0 +1,201 @@
+"""The site as visitors meet it, in chromium at desktop and phone sizes: the board's reference
+rows, a phone's first screen, the header signed in and out, the forms, and axe-core's
+accessibility check of every page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from leaderboard.models import Episode, ModelEntry
+from leaderboard.services.imports import reference_results_load
+from tests.leaderboard.browser import CHROMIUM
+from tests.leaderboard.factories import UserFactory, import_run
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no chromium at {CHROMIUM}"),
+    pytest.mark.django_db(transaction=True),
+]
+expect = sync_api.expect
+
+AXE = (
+    Path(__file__).resolve().parents[2]
+    / ".venv"
+    / "axe"
+    / "node_modules"
+    / "axe-core"
+    / "axe.min.js"
+)
+DESKTOP = {"width": 1366, "height": 900}
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "a-long-password-42"
+
+
+@pytest.fixture
+def site(live_server, bundles) -> dict[str, object]:
+    """The paper's rows, the Oracle and Random evaluated here, and alice, who may evaluate."""
+    reference_results_load()
+    oracle = import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+    random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+    UserFactory(username="alice", password=PASSWORD, permissions=["leaderboard.add_run"])
+    episode = Episode.objects.filter(run=random).order_by("pk").first()
+    return {"url": live_server.url, "oracle": oracle, "random": random, "episode": episode}
+
+
+def _page(browser, viewport, **kwargs):
+    context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE, **kwargs)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    # Frames render on demand in the server's one rendering thread: not needed here.
+    page.route(re.compile(r"/frames/"), lambda route: route.abort())
+    return page
+
+
+def _sign_in(page, url: str) -> None:
+    page.goto(url + "/accounts/login/")
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.locator("main").get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/accounts/profile/$"))
+
+
+def test_reference_rows_are_unranked_unmarked_and_the_oracle_waits_behind_a_switch(browser, site):
+    page = _page(browser, DESKTOP)
+    page.goto(f"{site['url']}/")
+    names = page.locator("table.board tbody th.model-col a").all_inner_texts()
+    assert "Oracle" not in names and names.count("Random") == 2
+    expect(page.locator("p.count")).to_contain_text("The Oracle, a sanity check")
+    reference = page.locator("table.board tbody tr.reference")
+    expect(reference).to_have_count(3)  # Human, the paper's Random, ours
+    expect(reference.locator("td.first, td.second")).to_have_count(0)
+    for rank in reference.locator("td.rank").all_inner_texts():
+        assert rank.split()[0] == "—"
+    notes = reference.locator(".ref-note").all_inner_texts()
+    assert "Reference: the paper's numbers, benchmark v2" in notes
+    assert "Reference: evaluated here, benchmark v2" in notes
+    first_model = page.locator("table.board tbody tr:not(.reference)").first
+    expect(first_model.locator("td.rank")).to_have_text("1")
+
+    page.get_by_label("every baseline (the Oracle too)").check()
+    page.wait_for_url(re.compile(r"baselines=show"))
+    oracle = page.locator("table.board tbody tr").filter(has_text="Oracle")
+    expect(oracle).to_have_class(re.compile(r"\breference\b"))
+    # Its 1.000s are neither bold nor underlined: the best model still is.
+    expect(oracle.locator("td.first, td.second")).to_have_count(0)
+    expect(first_model.locator("td.first strong").last).to_have_text("0.442")
+    href = page.locator("a.download").get_attribute("href")
+    assert parse_qs(urlsplit(href).query) == {"baselines": ["show"]}
+
+    page.get_by_label("95% intervals (±)").check()
+    page.wait_for_url(re.compile(r"ci=show"))
+    ours = page.locator("table.board tbody tr").filter(has_text="evaluated here").first
+    expect(ours.locator("td .pm").first).to_have_text(re.compile(r"^±0\.\d{3}$"))
+    page.context.close()
+
+
+def test_on_a_phone_the_score_is_on_the_first_screen_and_the_filters_are_folded(browser, site):
+    page = _page(browser, PHONE)
+    page.goto(f"{site['url']}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    expect(page.locator("details.filter-panel")).not_to_have_attribute("open", "")
+    first = page.locator("table.board tbody tr:not(.reference)").first
+    key = first.locator("td.key")
+    expect(key).to_be_visible()
+    box = key.bounding_box()
+    # Without scrolling: inside the screen, down and across.
+    assert box["y"] + box["height"] <= PHONE["height"] and box["x"] + box["width"] <= PHONE["width"]
+    expect(key).to_have_text("0.442")
+    expect(page.locator("table.board thead th.key")).to_have_text("Overall AVG")
+    # Sorted by another column, that column's score is the one beside the model.
+    page.goto(f"{site['url']}/?sort=robot_tsr&order=desc")
+    expect(page.locator("table.board thead th.key")).to_have_text("Robot TSR")
+    page.locator("details.filter-panel > summary").click()
+    expect(page.get_by_label("Open weights")).to_be_visible()
+    page.context.close()
+
+
+def test_the_header_offers_sign_in_then_the_users_own_links_and_sign_out(browser, site):
+    page = _page(browser, DESKTOP)
+    page.goto(f"{site['url']}/about/")
+    account = page.get_by_role("navigation", name="Account")
+    expect(account.get_by_role("link")).to_have_text(["Sign in", "Create account"])
+    _sign_in(page, str(site["url"]))
+    account = page.get_by_role("navigation", name="Account")
+    expect(account.get_by_role("link")).to_have_text(["Submit", "Evaluate", "alice"])
+    expect(account.get_by_role("link", name="alice")).to_have_attribute("aria-current", "page")
+    account.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(r"/$"))
+    expect(page.get_by_role("navigation", name="Account").get_by_role("link")).to_have_text(
+        ["Sign in", "Create account"]
+    )
+    page.context.close()
+
+
+def test_the_evaluate_form_is_a_card_whose_estimate_follows_the_choices(browser, site):
+    page = _page(browser, PHONE)
+    page.goto(f"{site['url']}/evaluate/")
+    expect(page.locator("h2", has_text="Who may evaluate here")).to_be_visible()
+    _sign_in(page, str(site["url"]))
+    page.goto(f"{site['url']}/evaluate/")
+    form = page.locator("form.form-card.hosted")
+    expect(form.locator('input[type="checkbox"][name="levels"]')).to_have_count(4)
+    field = form.get_by_label("Model name at the provider")
+    assert field.bounding_box()["width"] > 250  # full width, not a tiny default input
+    episodes = page.locator('aside.estimate [data-field="episodes"]')
+    expect(episodes).to_have_text("264")
+    form.get_by_label("Level 3: neither the mirror nor the body").uncheck()
+    expect(episodes).to_have_text("198")
+    form.get_by_label("Robot track (18)").check()
+    expect(episodes).to_have_text("54")
+    page.context.close()
+
+
+PAGES = [
+    "/",
+    "/levels/2/",
+    "/?baselines=show&ci=show",
+    "/tracks/",
+    "/charts/",
+    "/scenes/",
+    "/about/",
+    "/models/random/",
+    "/runs/{run}/",
+    "/episodes/{episode}/",
+    "/accounts/login/",
+    "/accounts/signup/",
+    "/accounts/password_reset/",
+    "/evaluate/",
+    "/no/such/page/",
+]
+SIGNED_IN = ["/evaluate/", "/submit/", "/accounts/profile/"]
+
+
+def _violations(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.skipif(not AXE.exists(), reason=f"axe-core is not installed ({AXE}): make test-deps")
+def test_no_page_has_a_serious_or_critical_accessibility_violation(browser, site):
+    found = {}
+    for viewport in (DESKTOP, PHONE):
+        page = _page(browser, viewport)
+        urls = [u.format(run=site["random"].pk, episode=site["episode"].pk) for u in PAGES]
+        for url in urls:
+            page.goto(f"{site['url']}{url}", wait_until="domcontentloaded")
+            found[(viewport["width"], url)] = _violations(page)
+        _sign_in(page, str(site["url"]))
+        for url in SIGNED_IN:
+            page.goto(f"{site['url']}{url}", wait_until="domcontentloaded")
+            found[(viewport["width"], f"{url} (signed in)")] = _violations(page)
+        page.context.close()
+    assert {k: v for k, v in found.items() if v} == {}
