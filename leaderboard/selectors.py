@@ -43,6 +43,7 @@ _INFO = [
     "cognitive_stability",
     "reference",
     "agent",
+    "partial",
 ]
 RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
 """Only multimodal models are ranked and marked; baselines and the human reference are
@@ -183,6 +184,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         "run__model_entry__kind",
         "run__model_entry__params_b",
         "run__model_entry__organisation",
+        "run__submission__partial",
     )
     wide: dict[int, dict[str, Any]] = {}
     for v in values:
@@ -200,6 +202,8 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 "reference": v["run__model_entry__kind"] not in RANKED_KINDS,
                 # Stored with the scores (services.scores); None without per-scene results.
                 "cognitive_stability": v["run__cognitive_stability"],
+                # An uploaded bundle of fewer than 264 episodes that a moderator let on.
+                "partial": bool(v["run__submission__partial"]),
             },
         )
         track = v["track"]

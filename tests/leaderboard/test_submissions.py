@@ -315,6 +315,10 @@ def test_a_partial_submission_reaches_the_board_only_if_a_moderator_allows_it(
     assert client.post(f"/submissions/{submission.pk}/review/", allow).status_code == 302
     run.refresh_from_db()
     assert run.listed
+    client.logout()
+    board = client.get("/levels/0/").content.decode()  # the bundle has levels 0 and 1
+    row = board[board.index("My VLM 7B") :][:2000]
+    assert 'class="badge partial"' in row and 'href="/about/#verification"' in row
 
 
 def test_submitted_episodes_get_their_frames_queued(
