@@ -61,11 +61,11 @@ bench: install
 	$(BIN)/python -m benchmarks.leaderboard
 	$(BIN)/python -m benchmarks.charts
 	$(BIN)/python -m benchmarks.load
+	$(BIN)/python -m benchmarks.play
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m benchmarks.play
 	$(BIN)/mypy
 
 format: install

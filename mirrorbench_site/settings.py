@@ -291,9 +291,9 @@ MIRRORBENCH_REPRODUCE_SAMPLE = envint("MIRRORBENCH_REPRODUCE_SAMPLE", 8, minimum
 MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
     "MIRRORBENCH_MAX_BUNDLE_BYTES", 64 * 1024 * 1024, minimum=1024
 )
-# Django refuses request bodies above this before any view runs; uploads go to a temporary
 # Episodes played in the browser (/play/) show frames of this side, as a model's run does.
 MIRRORBENCH_PLAY_IMAGE_SIZE = envint("MIRRORBENCH_PLAY_IMAGE_SIZE", 1024, minimum=16)
+# Django refuses request bodies above this before any view runs; uploads go to a temporary
 # file above FILE_UPLOAD_MAX_MEMORY_SIZE.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
