@@ -130,13 +130,20 @@ def server_start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         server = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
+    return server_wait(server, port, "/", log)
+
+
+def server_wait(
+    server: subprocess.Popen[bytes], port: int, path: str, log: Path
+) -> subprocess.Popen[bytes]:
+    """Wait until the started gunicorn answers ``GET path`` with 200; stop it if it never does."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError(f"gunicorn exited with {server.returncode}:\n{log.read_text()}")
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/")
+            connection.request("GET", path)
             if connection.getresponse().status == 200:
                 connection.close()
                 return server

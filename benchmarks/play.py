@@ -15,13 +15,11 @@ move with ``performance.now()`` from the key press to the next frame decoded and
 
 from __future__ import annotations
 
-import http.client
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -30,7 +28,7 @@ os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.load import free_port, server_stop  # noqa: E402
+from benchmarks.load import free_port, server_stop, server_wait  # noqa: E402
 from simulation.catalogue import get_scene  # noqa: E402
 from simulation.dynamics import Action, EpisodeState, goal_cell, is_collision_free  # noqa: E402
 
@@ -40,7 +38,6 @@ SCENES = os.environ.get(
     "male_1-mano_white-splash,female_0-mano_white-leaf_0,male_0-mano_brown-bread",
 ).split(",")
 CHROMIUM = "/usr/bin/chromium"
-START_TIMEOUT_S = 60.0
 
 
 def shortest_path(scene_id: str) -> list[int]:
@@ -108,21 +105,7 @@ def _server(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {server.returncode}:\n{log.read_text()}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/play/")
-            if connection.getresponse().status == 200:
-                connection.close()
-                return server
-        except OSError:
-            pass
-        time.sleep(0.2)
-    server_stop(server)
-    raise RuntimeError(f"gunicorn did not answer within {START_TIMEOUT_S:.0f} s")
+    return server_wait(server, port, "/play/", log)
 
 
 def _play(page, url: str, scene_id: str, options: list[int]) -> list[tuple[int, int]]:
