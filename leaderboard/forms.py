@@ -27,6 +27,13 @@ class LeaderboardQueryForm(forms.Form):
         label="Benchmark version",
         help_text=f"Defaults to the current version, {BENCHMARK_VERSION}.",
     )
+    rendered_by = forms.ChoiceField(
+        choices=[("mujoco", "mujoco"), ("isaac", "isaac")],
+        required=False,
+        label="Renderer",
+        help_text="mujoco: runs whose agents saw this site's MuJoCo frames; isaac: Isaac Sim's "
+        "(the paper's reported rows, and runs rendered with MIRRORBENCH_RENDERER=isaac).",
+    )
     baselines = forms.ChoiceField(
         choices=[("show", "show")],
         required=False,
@@ -61,6 +68,7 @@ class LeaderboardQueryForm(forms.Form):
             sort=sort,
             descending=order == "desc",
             version=data.get("version") or BENCHMARK_VERSION,
+            renderer=data.get("rendered_by") or "",
             baselines=data.get("baselines") == "show",
             intervals=data.get("ci") == "show",
         )

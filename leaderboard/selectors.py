@@ -44,6 +44,7 @@ _INFO = [
     "reference",
     "agent",
     "partial",
+    "renderer",
 ]
 RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
 """Only multimodal models are ranked and marked; baselines and the human reference are
@@ -76,6 +77,8 @@ class LeaderboardFilters:
     """Show every baseline, the sanity checks (the oracle) too."""
     intervals: bool = False
     """Show each cell's 95% interval as a half-width beside it, not only on hover."""
+    renderer: str = ""
+    """Only runs whose agent saw this renderer's frames: "mujoco" or "isaac"; "" for all."""
 
 
 def episodes_href(run_id: int, table: str, track: str) -> str:
@@ -185,6 +188,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         "run__model_entry__params_b",
         "run__model_entry__organisation",
         "run__submission__partial",
+        "run__metadata__renderer__version",
     )
     wide: dict[int, dict[str, Any]] = {}
     for v in values:
@@ -204,6 +208,9 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 "cognitive_stability": v["run__cognitive_stability"],
                 # An uploaded bundle of fewer than 264 episodes that a moderator let on.
                 "partial": bool(v["run__submission__partial"]),
+                "renderer": _renderer_family(
+                    v["run__source"], v["run__metadata__renderer__version"]
+                ),
             },
         )
         track = v["track"]
@@ -225,8 +232,21 @@ def _sanity_checks(frame: pd.DataFrame) -> pd.Series:
     return baseline & oracle
 
 
+def _renderer_family(source: str, version: Any) -> str:
+    """Which renderer a run's agent saw: "isaac" for the paper's rows (the authors rendered
+    in Isaac Sim) and Isaac runs, "mujoco" for this site's, "" when a bundle does not say."""
+    if source == Run.Source.REPORTED:
+        return "isaac"
+    text = str(version or "")
+    if "isaacsim" in text:
+        return "isaac"
+    return "mujoco" if "mujoco" in text else ""
+
+
 def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
     mask = pd.Series(True, index=frame.index)
+    if filters.renderer:
+        mask &= frame["renderer"] == filters.renderer
     if not filters.baselines:
         mask &= ~_sanity_checks(frame)
     if filters.kinds:

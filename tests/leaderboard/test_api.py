@@ -709,6 +709,7 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "sort",
         "order",
         "version",
+        "rendered_by",
         "baselines",
         "ci",
         "page",

@@ -272,3 +272,21 @@ def test_a_model_with_only_private_runs_has_no_public_page(client, bundles):
     assert client.get("/models/secret-entry/").status_code == 200
     Run.objects.filter(pk=run.pk).update(visibility=Run.Visibility.PRIVATE)
     assert client.get("/models/secret-entry/").status_code == 404
+
+
+def test_the_tables_filter_by_the_renderer_the_agents_saw(client, paper, bundles):
+    from tests.leaderboard.factories import import_run
+
+    import_run(bundles["random"], "Evaluated VLM", kind="open-weights")
+    everything = client.get("/").content.decode()
+    assert "Evaluated VLM" in everything and "Gemini-2.5-Pro-API" in everything
+    mujoco = client.get("/?rendered_by=mujoco").content.decode()
+    assert "Evaluated VLM" in mujoco and "Gemini-2.5-Pro-API" not in mujoco
+    isaac = client.get("/?rendered_by=isaac").content.decode()  # the paper rendered in Isaac Sim
+    assert "Evaluated VLM" not in isaac and "Gemini-2.5-Pro-API" in isaac
+    rows = csv_rows(client, "/leaderboard/overall.csv?rendered_by=mujoco")
+    assert [r["model"] for r in rows] == ["Evaluated VLM"]
+    api = client.get("/api/leaderboards/overall/?rendered_by=isaac").json()
+    assert api and all(r["source"] == "reported" for r in api["results"])
+    bad = client.get("/?rendered_by=blender")
+    assert bad.status_code == 400 and "rendered_by" in bad.content.decode()
