@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.load import free_port, server_stop, server_wait  # noqa: E402
+from evaluation.agents import oracle_options  # noqa: E402
 from simulation.catalogue import get_scene  # noqa: E402
-from simulation.dynamics import Action, EpisodeState, goal_cell, is_collision_free  # noqa: E402
 
 SIZE = int(os.environ.get("BENCH_FRAME_SIZE", "1024"))
 SCENES = os.environ.get(
@@ -41,28 +41,8 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def shortest_path(scene_id: str) -> list[int]:
-    """Return the options of a shortest collision-free path to the mark (x first)."""
-    scene = get_scene(scene_id)
-    goal = goal_cell(scene)
-    state = EpisodeState(scene)
-    axes = (
-        (0, Action.FORWARD, Action.BACKWARD),
-        (1, Action.LEFT, Action.RIGHT),
-        (2, Action.UP, Action.DOWN),
-    )
-    options = []
-    while not state.done:
-        for axis, positive, negative in axes:
-            if state.cell[axis] == goal[axis]:
-                continue
-            action = positive if goal[axis] > state.cell[axis] else negative
-            d = action.delta
-            target = (state.cell[0] + d[0], state.cell[1] + d[1], state.cell[2] + d[2])
-            if is_collision_free(scene, target):
-                break
-        options.append(action.value)
-        state.step(action)
-    return options
+    """Return the shortest moves to the mark (the oracle's), x first, never colliding."""
+    return oracle_options(get_scene(scene_id))
 
 
 def _env(data: Path) -> dict[str, str]:

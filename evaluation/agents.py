@@ -143,6 +143,18 @@ class OracleAgent:
         return {"name": "oracle", "kind": "baseline"}
 
 
+def oracle_options(scene: Scene) -> list[int]:
+    """Return the options the oracle answers in ``scene``: a shortest path to the mark."""
+    from simulation.dynamics import EpisodeState
+
+    state, goal, options = EpisodeState(scene), goal_cell(scene), []
+    while not state.done:
+        action = _towards(state.cell, goal, scene) or Action.UP
+        options.append(action.value)
+        state.step(action)
+    return options
+
+
 def mirror_image_cell(scene: Scene) -> Vec3:
     """Return the grid cell of the mark's mirror image (x reflected in the mirror's face)."""
     goal = goal_cell(scene)

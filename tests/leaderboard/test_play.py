@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from evaluation.agents import oracle_options
 from evaluation.bundle import Bundle
 from evaluation.verify import verify_bundle
 from leaderboard.models import Episode, Frame, ModelEntry, Play, Run, Step, Submission
@@ -26,7 +27,6 @@ from leaderboard.services.play import (
 )
 from leaderboard.services.submissions import submission_publish, submission_review
 from simulation.catalogue import get_scene
-from simulation.dynamics import Action, EpisodeState, goal_cell, is_collision_free
 from tests.leaderboard.factories import import_run, make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -40,29 +40,8 @@ def _small_frames(settings, tmp_path):
 
 
 def optimal_options(scene_id: str) -> list[int]:
-    """Return the shortest moves to the mark: towards the goal cell, x first, never colliding."""
-    scene = get_scene(scene_id)
-    goal = goal_cell(scene)
-    state = EpisodeState(scene)
-    axes = (
-        (0, Action.FORWARD, Action.BACKWARD),
-        (1, Action.LEFT, Action.RIGHT),
-        (2, Action.UP, Action.DOWN),
-    )
-    options = []
-    while not state.done:
-        for axis, positive, negative in axes:
-            if state.cell[axis] == goal[axis]:
-                continue
-            action = positive if goal[axis] > state.cell[axis] else negative
-            d = action.delta
-            if is_collision_free(
-                scene, (state.cell[0] + d[0], state.cell[1] + d[1], state.cell[2] + d[2])
-            ):
-                break
-        options.append(action.value)
-        state.step(action)
-    return options
+    """Return the shortest moves to the mark (the oracle's), x first, never colliding."""
+    return oracle_options(get_scene(scene_id))
 
 
 def play_through(player: Player, scene_id: str, level: int, options: list[int] | None = None):
