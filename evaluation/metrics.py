@@ -375,6 +375,13 @@ def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], 
     }
 
 
+def _check_bootstrap(n_resamples: int, confidence: float) -> None:
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
 def cognitive_stability_ci(
     results: Iterable[EpisodeResult],
     n_resamples: int = 1000,
@@ -402,10 +409,7 @@ def cognitive_stability_ci(
         ValueError: If ``n_resamples`` < 1, ``confidence`` is outside (0, 1), or the episodes
             cannot be aggregated together.
     """
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    _check_bootstrap(n_resamples, confidence)
     terms = _stability_terms(results)
     if not terms:
         return None
@@ -457,10 +461,7 @@ def bootstrap_ci(
         ValueError: If ``n_resamples`` < 1, ``confidence`` is outside (0, 1), or the episodes
             cannot be aggregated together.
     """
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    _check_bootstrap(n_resamples, confidence)
     completed = _completed(results)
     rng = np.random.default_rng(seed)
     # Resampled per-level sums of each track, shape (n_resamples, levels, stats).
