@@ -45,9 +45,9 @@ from leaderboard.services.frames import (
     frame_render_now,
     frames_register,
     frames_unstored,
+    gallery_frames_register,
 )
 from simulation.catalogue import get_scene
-from simulation.dynamics import goal_cell
 from simulation.render import DEFAULT_SIZE, RenderError, renderer_version
 from simulation.versions import BENCHMARK_VERSION
 
@@ -115,7 +115,8 @@ def episode_page(request: HttpRequest, episode_id: int) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     step = form.cleaned_data.get("step") or 0
-    episode_frames_register(replay.episode)
+    cells = [(v["cell"][0], v["cell"][1], v["cell"][2]) for v in replay.views]
+    episode_frames_register(replay.episode, cells)  # the cells are at hand: no second query
     unstored = frames_unstored(replay.keys)
     if unstored:
         episode_frames_queue(episode=replay.episode)
@@ -210,7 +211,7 @@ def scenes_page(request: HttpRequest) -> HttpResponse:
         )
     scenes = list(gallery_scenes())
     items = gallery(scenes=scenes, size=DEFAULT_SIZE)
-    _gallery_register(scenes)
+    gallery_frames_register(size=DEFAULT_SIZE, scenes=scenes)
     groups: dict[str, list[tuple[object, dict[str, str]]]] = {}
     for item in items:
         groups.setdefault(item.scene.track, []).append((item, frame_urls(item.start)))
@@ -221,25 +222,13 @@ def scenes_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _gallery_register(scenes: list[Scene]) -> None:
-    specs = []
-    for scene in scenes:
-        goal = goal_cell(get_scene(scene.scene_id))
-        specs += [
-            FrameSpec(scene, (0, 0, 0), DEFAULT_SIZE),
-            FrameSpec(scene, goal, DEFAULT_SIZE),
-            FrameSpec(scene, (0, 0, 0), DEFAULT_SIZE, mirror=False),
-        ]
-    frames_register(specs)
-
-
 def scene_page(request: HttpRequest, scene_id: str) -> HttpResponse:
     try:
         scene = scene_for_gallery(scene_id=scene_id, version=BENCHMARK_VERSION)
     except Scene.DoesNotExist:
         raise Http404(f"no scene {scene_id!r} in benchmark {BENCHMARK_VERSION}") from None
     item = gallery(scenes=[scene], size=DEFAULT_SIZE)[0]
-    _gallery_register([scene])
+    gallery_frames_register(size=DEFAULT_SIZE, scenes=[scene])
     catalogue = get_scene(scene.scene_id)
     return render(
         request,

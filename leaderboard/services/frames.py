@@ -35,6 +35,7 @@ from leaderboard.selectors import (
     episode_cells,
     frame_exists,
     frame_path,
+    run_final_cells,
     run_image_size,
     run_scene_cells,
 )
@@ -185,7 +186,7 @@ def run_eager_frame_keys(*, run: Run) -> list[str]:
     size = run_image_size(run)
     scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
     specs = [FrameSpec(scene, (0, 0, 0), size) for scene in scenes.values()]
-    for scene_id, cells in run_final_cells(run=run).items():
+    for scene_id, cells in run_final_cells(run_id=run.pk).items():
         specs += [FrameSpec(scenes[scene_id], cell, size) for cell in cells]
     return list(dict.fromkeys(frames_register(specs)))
 
@@ -217,19 +218,13 @@ def episode_frames_queue(*, episode: Episode) -> bool:
     return True
 
 
-def run_final_cells(*, run: Run) -> dict[str, list[Vec3]]:
-    """Return, per scene of a run, the hand cell each episode ended at."""
-    from leaderboard.selectors import run_final_cells as select
-
-    return select(run_id=run.pk)
-
-
-def gallery_frames_register(*, size: int) -> list[str]:
-    """Register the scene gallery's frames: per scene of this version, start, goal, no mirror."""
+def gallery_frames_register(*, size: int, scenes: Iterable[Scene] | None = None) -> list[str]:
+    """Register the scene gallery's frames: per scene (default: every scene of this version),
+    the start, the hand at the goal, and the start without the mirror."""
     from leaderboard.selectors import gallery_scenes
 
     specs = []
-    for scene in gallery_scenes():
+    for scene in gallery_scenes() if scenes is None else scenes:
         catalogue = get_scene(scene.scene_id)
         specs += [
             FrameSpec(scene, (0, 0, 0), size),
