@@ -55,17 +55,19 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/signup.html", {"form": form})
 
 
+def _profile_context(user: Any, token_form: ApiTokenForm) -> dict[str, Any]:
+    return {
+        "tokens": user_tokens(user=user),
+        "submissions": user_submissions(user=user),
+        "token_form": token_form,
+        "is_moderator": is_moderator(user),
+    }
+
+
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
     return render(
-        request,
-        "leaderboard/profile.html",
-        {
-            "tokens": user_tokens(user=request.user),
-            "submissions": user_submissions(user=request.user),
-            "token_form": ApiTokenForm(),
-            "is_moderator": is_moderator(request.user),
-        },
+        request, "leaderboard/profile.html", _profile_context(request.user, ApiTokenForm())
     )
 
 
@@ -74,22 +76,16 @@ def profile(request: HttpRequest) -> HttpResponse:
 @throttled_post("tokens")
 def token_create(request: HttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
-    context: dict[str, Any] = {
-        "tokens": user_tokens(user=request.user),
-        "submissions": user_submissions(user=request.user),
-        "token_form": form,
-        "is_moderator": is_moderator(request.user),
-    }
     if form.is_valid():
         try:
             new = api_token_create(user=request.user, name=form.cleaned_data["name"])
         except FieldError as exc:
             form.add_error("name", exc.message)
         else:
+            context = _profile_context(request.user, ApiTokenForm())
             context["new_key"], context["new_token"] = new.key, new.token
-            context["tokens"] = user_tokens(user=request.user)
-            context["token_form"] = ApiTokenForm()
             return render(request, "leaderboard/profile.html", context, status=201)
+    context = _profile_context(request.user, form)
     return render(request, "leaderboard/profile.html", context, status=400)
 
 
@@ -133,20 +129,23 @@ def _submission_for(request: HttpRequest, submission_id: int) -> Submission:
         raise Http404(f"no submission {submission_id} of yours") from None
 
 
+def _submission_context(
+    request: HttpRequest, submission: Submission, review_form: ReviewForm
+) -> dict[str, Any]:
+    return {
+        "submission": submission,
+        "is_owner": submission.owner_id == request.user.pk,
+        "is_moderator": is_moderator(request.user),
+        "review_form": review_form,
+        "verified_means": VERIFIED_MEANS,
+    }
+
+
 @login_required
 def submission_page(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _submission_for(request, submission_id)
-    return render(
-        request,
-        "leaderboard/submission.html",
-        {
-            "submission": submission,
-            "is_owner": submission.owner_id == request.user.pk,
-            "is_moderator": is_moderator(request.user),
-            "review_form": ReviewForm(),
-            "verified_means": VERIFIED_MEANS,
-        },
-    )
+    context = _submission_context(request, submission, ReviewForm())
+    return render(request, "leaderboard/submission.html", context)
 
 
 @require_POST
@@ -187,13 +186,7 @@ def submission_review_view(request: HttpRequest, submission_id: int) -> HttpResp
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             return redirect("leaderboard:moderation")
-    context = {
-        "submission": submission,
-        "is_owner": submission.owner_id == request.user.pk,
-        "is_moderator": True,
-        "review_form": form,
-        "verified_means": VERIFIED_MEANS,
-    }
+    context = _submission_context(request, submission, form)
     return render(request, "leaderboard/submission.html", context, status=400)
 
 
