@@ -13,6 +13,7 @@ a process that rendered with Isaac must not import ``usd-core``'s ``pxr`` first.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from importlib import metadata
@@ -44,10 +45,12 @@ _app: Any = None
 """The process's one Kit application (Kit cannot be started twice in a process)."""
 
 
+@functools.cache
 def isaac_renderer_version() -> str:
     """Return the Isaac renderer's version: benchmark, Isaac Sim release, scene and USD builds.
 
-    Needs only the installed ``isaacsim`` package, not a GPU.
+    Needs only the installed ``isaacsim`` package, not a GPU. Asked once per process (a
+    package's version takes milliseconds to read); a missing package is asked again.
     """
     try:
         isaac = metadata.version("isaacsim")
