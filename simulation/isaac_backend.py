@@ -13,7 +13,6 @@ a process that rendered with Isaac must not import ``usd-core``'s ``pxr`` first.
 
 from __future__ import annotations
 
-import functools
 import os
 import tempfile
 from importlib import metadata
@@ -45,15 +44,15 @@ _app: Any = None
 """The process's one Kit application (Kit cannot be started twice in a process)."""
 
 
-@functools.cache
 def isaac_renderer_version() -> str:
     """Return the Isaac renderer's version: benchmark, Isaac Sim release, scene and USD builds.
 
-    Needs only the installed ``isaacsim`` package, not a GPU. Asked once per process (a
-    package's version takes milliseconds to read); a missing package is asked again.
+    Needs only the installed ``isaacsim`` package, not a GPU.
     """
+    from simulation.render import package_version
+
     try:
-        isaac = metadata.version("isaacsim")
+        isaac = package_version("isaacsim")
     except metadata.PackageNotFoundError:
         raise BackendError(
             "renderer 'isaac' has no version here: isaacsim is not installed "

@@ -73,13 +73,15 @@ def renderer_version() -> str:
 
 
 @functools.cache
-def mujoco_renderer_version() -> str:
-    """Return the MuJoCo renderer's version: benchmark version, MuJoCo release, scene build.
+def package_version(name: str) -> str:
+    """Return an installed package's version, read once per process: reading it takes about
+    3 ms, and every frame key needs the renderer's (a gallery page names 198 frames)."""
+    return metadata.version(name)
 
-    Asked once per process: reading an installed package's version takes about 3 ms, and
-    every frame key needs this string (a gallery page names 198 frames).
-    """
-    return f"{BENCHMARK_VERSION}-mujoco-{metadata.version('mujoco')}-scene{SCENE_BUILD_VERSION}"
+
+def mujoco_renderer_version() -> str:
+    """Return the MuJoCo renderer's version: benchmark version, MuJoCo release, scene build."""
+    return f"{BENCHMARK_VERSION}-mujoco-{package_version('mujoco')}-scene{SCENE_BUILD_VERSION}"
 
 
 def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:
