@@ -1,20 +1,22 @@
 """The episode runner: plays (scene, level) episodes concurrently and writes a results bundle.
 
-Episodes run on ``workers`` threads. Agents that look at images get frames rendered on the
-thread's own renderer (an OpenGL context belongs to one thread); baselines never trigger
-rendering. Each finished episode is appended to the bundle at once. With ``resume`` the
-episodes already completed in the bundle are kept and skipped.
+Episodes run on ``workers`` threads, which mostly wait for the model: as many requests in
+flight as there are workers. Agents that look at images get their frames from one render pool
+per run (``evaluation.render_pool``: ``render_threads`` persistent renderers, by default one per
+core, shared by every episode), so more workers never mean more renderers; baselines never
+trigger rendering. Episodes start scene by scene, all levels of a scene together, so the later
+levels find the first views in memory. Each finished episode is appended to the bundle at once.
+With ``resume`` the episodes already completed in the bundle are kept and skipped.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,6 +37,7 @@ from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
 from evaluation.progress import RunProgress
 from evaluation.prompts import HistoryEntry
+from evaluation.render_pool import PoolStats, RenderPool
 from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
@@ -43,91 +46,75 @@ RendererFactory = Callable[[], Renderer]
 FrameFunction = Callable[[Vec3], tuple[ImagePart, str]]
 
 
-def _default_renderer() -> Renderer:
-    # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
-    from simulation.backends import make_renderer_from_env
-
-    return make_renderer_from_env()
-
-
 class FrameSource:
-    """Renders frames as PNG for the agents that look, and remembers recent ones by frame key.
+    """Frames as PNG for the agents that look: from memory, from a frame store, or rendered.
 
-    An OpenGL context belongs to the thread that made it, so each episode renders on its own
-    renderer, created in the episode's thread on the first frame that is not in memory and
-    closed in the same thread when the episode ends. Frames repeat across levels (same scene,
-    same hand cell), so a bounded in-memory cache spares most renders.
+    Rendering happens in a ``RenderPool`` (``evaluation.render_pool``): a few persistent
+    renderers shared by every episode, each frame rendered once whoever asks, recent frames
+    kept in memory. Pass the pool to share (a run's, a worker's); without one the source makes
+    its own from ``make_renderer`` and closes it in ``close()``.
     """
 
     def __init__(
         self,
         size: int,
-        make_renderer: RendererFactory = _default_renderer,
-        keep: int = 512,
+        make_renderer: RendererFactory | None = None,
+        *,
         on_render: Callable[[str, bytes], object] | None = None,
         lookup: Callable[[str], bytes | None] | None = None,
+        pool: RenderPool | None = None,
+        threads: int | None = None,
     ) -> None:
-        """``on_render(key, png)`` is called with each newly rendered frame (e.g. to store it);
-        ``lookup(key)`` may return a frame stored earlier (a frame store shared by workers), so
-        a frame another episode rendered is read, not rendered again."""
+        """``on_render(key, png)`` is called with each frame rendered for this source (e.g. to
+        store it); ``lookup(key)`` may return a frame stored earlier (a frame store shared by
+        workers), so a frame another worker rendered is read, not rendered again."""
         self.size = size
         self._on_render = on_render
         self._lookup = lookup
-        self._make_renderer = make_renderer
-        self._keep = keep
-        self._pngs: OrderedDict[str, bytes] = OrderedDict()
+        self._owns_pool = pool is None
+        self.pool = pool or RenderPool(threads, make_renderer=make_renderer)
         self._lock = threading.Lock()
-        self._version: str | None = None
         self.rendered = 0
         self.reused = 0
+
+    def png(self, scene: Scene, cell: Vec3) -> tuple[bytes, str]:
+        """Return the PNG of the view of ``scene`` with the hand at ``cell``, and its key."""
+        key = self.pool.key(scene, cell, self.size)
+        png = self.pool.cached(key)
+        if png is None and self._lookup is not None:
+            png = self._lookup(key)
+            if png is not None:
+                self.pool.remember(key, png)
+        mine = False
+        if png is None:
+            png, mine = self.pool.render(scene, cell, self.size)
+            if mine and self._on_render is not None:
+                self._on_render(key, png)
+        with self._lock:
+            if mine:
+                self.rendered += 1
+            else:
+                self.reused += 1
+        return png, key
 
     @contextmanager
     def episode(self, scene: Scene) -> Iterator[FrameFunction]:
         """Yield ``frame(cell) -> (image, frame key)`` for one episode of ``scene``."""
-        renderer: Renderer | None = None
 
         def frame(cell: Vec3) -> tuple[ImagePart, str]:
-            nonlocal renderer
-            key = frame_key(self.version(), scene.id, cell, self.size)
-            with self._lock:
-                png = self._pngs.get(key)
-                if png is not None:
-                    self._pngs.move_to_end(key)
-                    self.reused += 1
-            if png is None and self._lookup is not None:
-                png = self._lookup(key)
-                if png is not None:
-                    with self._lock:
-                        self.reused += 1
-                        self._pngs[key] = png
-            if png is None:
-                if renderer is None:
-                    renderer = self._make_renderer()
-                    renderer.load(scene)
-                renderer.set_hand(cell)
-                png = encode_png(renderer.render(self.size))
-                if self._on_render is not None:
-                    self._on_render(key, png)
-                with self._lock:
-                    self.rendered += 1
-                    self._pngs[key] = png
-                    while len(self._pngs) > self._keep:
-                        self._pngs.popitem(last=False)
+            png, key = self.png(scene, cell)
             return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
 
-        try:
-            yield frame
-        finally:
-            if renderer is not None:
-                renderer.close()
+        yield frame
 
     def version(self) -> str:
-        """Return the version of the renderers this source makes (asked once)."""
-        if self._version is None:
-            probe = self._make_renderer()
-            self._version = probe.version
-            probe.close()
-        return self._version
+        """Return the version of the renderers behind this source."""
+        return self.pool.version()
+
+    def close(self) -> None:
+        """Close the render pool if this source made it."""
+        if self._owns_pool:
+            self.pool.close()
 
 
 def encode_png(pixels: np.ndarray) -> bytes:
@@ -305,6 +292,8 @@ class RunResult:
     skipped: int
     errors: int
     seconds: float
+    frames: PoolStats = field(default_factory=PoolStats)
+    """Frames rendered, served from memory and shared, and scenes set up (none for baselines)."""
 
 
 def run(
@@ -318,7 +307,8 @@ def run(
     workers: int = 1,
     resume: bool = False,
     image_size: int = DEFAULT_SIZE,
-    make_renderer: RendererFactory = _default_renderer,
+    make_renderer: RendererFactory | None = None,
+    render_threads: int | None = None,
     progress_stream: TextIO | None = None,
 ) -> RunResult:
     """Run every (scene, level) episode and write the bundle ``out``.
@@ -350,7 +340,11 @@ def run(
     # (the start, the first moves), which the frame cache then serves instead of the renderer.
     todo = [(s, level) for s in scenes for level in levels if (s.id, level) not in done]
     progress = RunProgress(len(todo), progress_stream)
-    frames = FrameSource(image_size, make_renderer) if probe.needs_images else None
+    frames = (
+        FrameSource(image_size, make_renderer, threads=render_threads)
+        if probe.needs_images
+        else None
+    )
     started = time.monotonic()
 
     def play(scene: Scene, level: int) -> dict[str, Any]:
@@ -378,8 +372,11 @@ def run(
         raise
     finally:
         pool.shutdown(wait=True)
+        if frames is not None:
+            frames.close()
         progress.close()
-    return RunResult(out, len(todo), len(keep), progress.errors, time.monotonic() - started)
+    stats = frames.pool.stats if frames is not None else PoolStats()
+    return RunResult(out, len(todo), len(keep), progress.errors, time.monotonic() - started, stats)
 
 
 class ResumeError(ValueError):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -40,6 +42,8 @@ ROOM_HALF_Y = 3.0
 ROOM_HEIGHT = 3.0
 MARK_THICKNESS = 0.002
 MSAA_SAMPLES = 4
+MAX_GEOMS = 10000
+"""The most geoms one view holds (MuJoCo's renderer's default)."""
 # Rotations that turn a plane's normal (+z) to face -x (the mirror) or +x (the mark).
 _FACE_MINUS_X = [math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0]
 _FACE_PLUS_X = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
@@ -294,19 +298,48 @@ def _strip_other_reflections(spec: mujoco.MjSpec, keep: str | None) -> None:
             material.reflectance = 0.0
 
 
-class MujocoRenderer:
-    """Renders scenes with MuJoCo's OpenGL renderer, offscreen (EGL or OSMesa) on the CPU."""
+@dataclass
+class _LoadedScene:
+    """A scene ready to render: its model, the hand's state, and (after the first frame) the
+    GPU-side copy of the model in the renderer's OpenGL context."""
 
-    def __init__(self, *, shadows: bool = True, antialias: bool = False) -> None:
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    view: mujoco.MjvScene | None = None
+    context: mujoco.MjrContext | None = None
+
+
+class MujocoRenderer:
+    """Renders scenes with MuJoCo's OpenGL renderer, offscreen (EGL or OSMesa) on the CPU.
+
+    A renderer keeps one OpenGL context for its whole life, made on its first frame in the
+    thread that renders (a context belongs to one thread at a time), and keeps the last
+    ``keep_scenes`` scenes it loaded ready in it: switching back to one of them costs nothing,
+    loading another costs uploading its meshes and textures (20-110 ms) and, the first time in
+    the process, compiling it (``compiled_model``). ``keep_scenes`` contexts cost about 31 MB
+    each at the default frame size.
+    """
+
+    def __init__(
+        self, *, shadows: bool = True, antialias: bool = False, keep_scenes: int = 1
+    ) -> None:
+        if keep_scenes < 1:
+            raise ValueError(f"keep_scenes must be at least 1, got {keep_scenes!r}")
         self.shadows = shadows
         self.antialias = antialias
+        self.keep_scenes = keep_scenes
         self._scene: Scene | None = None
         self._mirror = True
-        self._model: mujoco.MjModel | None = None
-        self._data: mujoco.MjData | None = None
-        self._renderers: dict[int, mujoco.Renderer] = {}
+        self._loaded: OrderedDict[tuple[str, bool], _LoadedScene] = OrderedDict()
+        self._current: _LoadedScene | None = None
+        self._gl: mujoco.GLContext | None = None
         self._max_size = DEFAULT_SIZE
         self._cell: Vec3 = (0, 0, 0)
+        self._camera = mujoco.MjvCamera()
+        self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self._option = mujoco.MjvOption()
+        self.loads = 0
+        """How many scenes had to be set up (not found among the kept ones)."""
 
     @property
     def version(self) -> str:
@@ -318,54 +351,99 @@ class MujocoRenderer:
 
     @property
     def model(self) -> mujoco.MjModel:
-        if self._model is None:
+        if self._current is None:
             raise RenderError("no scene loaded: call load(scene) first")
-        return self._model
+        return self._current.model
+
+    @property
+    def loaded_scenes(self) -> list[str]:
+        """The ids of the scenes kept ready, least recently used first."""
+        return [scene_id for scene_id, _ in self._loaded]
 
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
-        self._close_renderers()
-        self._scene, self._mirror = scene, mirror
-        self._model = compiled_model(
-            scene, mirror=mirror, max_size=self._max_size, antialias=self.antialias
-        )
-        self._data = mujoco.MjData(self._model)
+        key = (scene.id, mirror)
+        loaded = self._loaded.get(key)
+        if loaded is None:
+            model = compiled_model(
+                scene, mirror=mirror, max_size=self._max_size, antialias=self.antialias
+            )
+            loaded = _LoadedScene(model, mujoco.MjData(model))
+            self._loaded[key] = loaded
+            self.loads += 1
+            while len(self._loaded) > self.keep_scenes:
+                _, evicted = self._loaded.popitem(last=False)
+                self._free(evicted)
+        self._loaded.move_to_end(key)
+        self._scene, self._mirror, self._current = scene, mirror, loaded
         self.set_hand((0, 0, 0))
 
     def set_hand(self, cell: Vec3) -> None:
-        if self._scene is None or self._data is None:
+        if self._scene is None or self._current is None:
             raise RenderError("no scene loaded: call load(scene) first")
         self._cell = cell
-        self._data.mocap_pos[0] = [_m(v) for v in hand_position_mm(self._scene, cell)]
-        mujoco.mj_kinematics(self.model, self._data)
-        mujoco.mj_camlight(self.model, self._data)
+        model, data = self._current.model, self._current.data
+        data.mocap_pos[0] = [_m(v) for v in hand_position_mm(self._scene, cell)]
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_camlight(model, data)
 
     def render(self, size: int = DEFAULT_SIZE) -> np.ndarray:
         validate_size(size)
-        if self._scene is None or self._data is None:
+        if self._scene is None or self._current is None:
             raise RenderError("no scene loaded: call load(scene) first")
         if size > self._max_size:
-            # The offscreen buffer is sized at build time: rebuild with a larger one.
+            # The offscreen buffer is sized when a model is compiled: rebuild with a larger one.
+            scene, mirror, cell = self._scene, self._mirror, self._cell
+            self._free_all()
             self._max_size = size
-            cell = self._cell
-            self.load(self._scene, mirror=self._mirror)
+            self.load(scene, mirror=mirror)
             self.set_hand(cell)
-        renderer = self._renderers.get(size)
-        if renderer is None:
-            renderer = mujoco.Renderer(self.model, height=size, width=size)
-            self._renderers[size] = renderer
-        renderer.update_scene(self._data, camera=CAMERA_NAME)
-        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.shadows)
-        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
-        return renderer.render().copy()
+        loaded = self._current
+        assert loaded is not None
+        if self._gl is None:
+            self._gl = mujoco.GLContext(self._max_size, self._max_size)
+        self._gl.make_current()
+        if loaded.context is None:
+            loaded.view = mujoco.MjvScene(loaded.model, maxgeom=MAX_GEOMS)
+            loaded.context = mujoco.MjrContext(loaded.model, mujoco.mjtFontScale.mjFONTSCALE_150)
+        assert loaded.view is not None
+        # Several scenes share the OpenGL context: bind this one's offscreen buffer.
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, loaded.context)
+        self._camera.fixedcamid = loaded.model.camera(CAMERA_NAME).id
+        mujoco.mjv_updateScene(
+            loaded.model,
+            loaded.data,
+            self._option,
+            None,
+            self._camera,
+            mujoco.mjtCatBit.mjCAT_ALL,
+            loaded.view,
+        )
+        loaded.view.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.shadows)
+        loaded.view.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
+        rect = mujoco.MjrRect(0, 0, size, size)
+        mujoco.mjr_render(rect, loaded.view, loaded.context)
+        pixels = np.empty((size, size, 3), dtype=np.uint8)
+        mujoco.mjr_readPixels(pixels, None, rect, loaded.context)
+        # OpenGL's rows start at the bottom of the image.
+        return np.ascontiguousarray(pixels[::-1])
 
-    def _close_renderers(self) -> None:
-        for renderer in self._renderers.values():
-            renderer.close()
-        self._renderers.clear()
+    def _free(self, loaded: _LoadedScene) -> None:
+        if loaded.context is not None and self._gl is not None:
+            self._gl.make_current()
+            loaded.context.free()
+        loaded.context = loaded.view = None
+
+    def _free_all(self) -> None:
+        for loaded in self._loaded.values():
+            self._free(loaded)
+        self._loaded.clear()
+        self._current = None
 
     def close(self) -> None:
-        self._close_renderers()
-        self._model = self._data = None
+        self._free_all()
+        if self._gl is not None:
+            self._gl.free()
+            self._gl = None
         self._scene = None
 
     def __enter__(self) -> MujocoRenderer:

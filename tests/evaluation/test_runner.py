@@ -328,9 +328,41 @@ def test_a_frame_found_in_the_store_is_read_not_rendered():
         raise AssertionError("a stored frame was rendered again")
 
     frames = FrameSource(8, make_renderer=no_renderer, lookup=lookup)
-    frames._version = "test-renderer"  # the version probe would make a renderer
+    frames.pool._version = "test-renderer"  # the version probe would make a renderer
     with frames.episode(get_scene("male_0-mano_white-splash")) as frame:
         image, key = frame((0, 0, 0))
         again, _ = frame((0, 0, 0))
     assert image.png == again.png == stored and asked == [key]  # the second from memory
     assert frames.rendered == 0 and frames.reused == 2
+
+
+def test_many_workers_share_a_few_persistent_renderers(tmp_path):
+    from simulation.mujoco_backend import MujocoRenderer
+
+    made: list[MujocoRenderer] = []
+
+    def counting_renderer():
+        made.append(MujocoRenderer(keep_scenes=4))
+        return made[-1]
+
+    out = tmp_path / "run.jsonl"
+    result = run(
+        lambda: ModelAgent(FlakyClient(100), image_history=1),
+        SCENES,
+        [0, 1, 2, 3],
+        out,
+        header_extra=EXTRA,
+        workers=8,
+        image_size=32,
+        make_renderer=counting_renderer,
+        render_threads=2,
+        progress_stream=None,
+    )
+    assert result.ran == 8 and result.errors == 0
+    # One probe for the version, then at most one renderer per render thread for 8 episodes.
+    assert len(made) <= 3
+    frames = result.frames
+    steps = sum(len(e["steps"]) for e in lines(out)[1:])
+    # The four levels of a scene play the same moves here: each view is rendered once.
+    assert frames.rendered == len({s["frame_key"] for e in lines(out)[1:] for s in e["steps"]})
+    assert frames.rendered < steps and frames.loads <= 4

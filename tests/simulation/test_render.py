@@ -199,3 +199,46 @@ def test_frame_keys_carry_the_benchmark_version(monkeypatch):
     assert renderer_version().startswith("v2-")
     monkeypatch.setattr(render, "BENCHMARK_VERSION", "v3")
     assert frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024) != v2
+
+
+def _fresh_mujoco_render(scene, cell, size):
+    """The view as MuJoCo's own one-model renderer draws it (what the frame keys were made by)."""
+    import mujoco
+
+    from simulation.dynamics import hand_position_mm
+    from simulation.mujoco_backend import CAMERA_NAME, _m, compiled_model
+
+    model = compiled_model(scene, mirror=True, max_size=1024, antialias=False)
+    data = mujoco.MjData(model)
+    data.mocap_pos[0] = [_m(v) for v in hand_position_mm(scene, cell)]
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_camlight(model, data)
+    with mujoco.Renderer(model, size, size) as renderer:
+        renderer.update_scene(data, camera=CAMERA_NAME)
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 1
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
+        return renderer.render().copy()
+
+
+def test_one_renderer_switching_scenes_draws_what_a_fresh_one_draws():
+    # One OpenGL context, several scenes kept in it: switching back and forth changes nothing.
+    views = [(HUMAN, (0, 0, 0), 48), (ROBOT, (1, 0, -1), 40), (HUMAN, (0, 1, 0), 48)]
+    with MujocoRenderer(keep_scenes=2) as renderer:
+        for scene, cell, size in views:
+            renderer.load(scene)
+            renderer.set_hand(cell)
+            assert np.array_equal(renderer.render(size), _fresh_mujoco_render(scene, cell, size))
+        assert renderer.loads == 2  # the human scene was kept, not set up again
+        assert renderer.loaded_scenes == [ROBOT.id, HUMAN.id]
+
+
+def test_a_renderer_keeps_only_its_last_scenes():
+    other = get_scene("male_0-mano_white-leaf_0")
+    with MujocoRenderer(keep_scenes=2) as renderer:
+        for scene in (HUMAN, ROBOT, other, HUMAN):
+            renderer.load(scene)
+            renderer.render(16)
+        assert renderer.loads == 4  # the human scene had been dropped for the third
+        assert renderer.loaded_scenes == [other.id, HUMAN.id]
+    with pytest.raises(ValueError, match="keep_scenes"):
+        MujocoRenderer(keep_scenes=0)

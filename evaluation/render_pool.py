@@ -1,0 +1,299 @@
+"""A bounded pool of persistent renderers that every episode of a process shares.
+
+Model calls and rendering need different amounts of parallelism: a run keeps as many requests
+in flight as the provider allows (``--workers``, threads that mostly wait on the network), but
+rendering is CPU work that only slows down with more contexts than cores. So episodes ask this
+pool for frames, and a few render threads (``threads``, by default the number of cores) make
+them, each with one renderer it keeps for its whole life and reuses across episodes and scenes.
+
+- A frame is rendered once, whoever asks: requests for a frame being rendered wait for that
+  render, and the last ``keep_bytes`` of PNGs stay in memory (the levels of a scene start with
+  the same views).
+- A render thread keeps its last ``keep_scenes`` scenes set up, and prefers waiting requests
+  for the scene it has loaded, then for the others it keeps, then for scenes no other thread
+  keeps; a request older than ``max_wait_s`` goes first whatever its scene, so none starves.
+- Frames are encoded to PNG in the render thread (``evaluation.png``).
+
+An OpenGL context belongs to the thread that made it: each renderer is made, used and closed in
+its own render thread. Threads start on the first request (so a process that forks after
+making a pool, such as a web server, still works) and stop with ``close()``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from evaluation.png import encode_png
+from simulation.catalogue import Scene, Vec3
+from simulation.render import Renderer, frame_key
+
+RendererFactory = Callable[[], Renderer]
+
+DEFAULT_KEEP_SCENES = 4
+"""Scenes each render thread keeps set up (about 31 MB each at 1024 px)."""
+DEFAULT_KEEP_BYTES = 128 * 2**20
+"""PNG bytes kept in memory (about 390 frames at 1024 px)."""
+DEFAULT_MAX_WAIT_S = 1.0
+
+
+def default_threads() -> int:
+    """The number of cores this process may use: the default number of render threads."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool_renderer(keep_scenes: int) -> Renderer:
+    # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
+    from simulation.backends import configured_backend, make_renderer_from_env
+
+    if configured_backend() == "mujoco":
+        from simulation.mujoco_backend import MujocoRenderer
+
+        return MujocoRenderer(keep_scenes=keep_scenes)
+    return make_renderer_from_env()
+
+
+@dataclass
+class _Job:
+    key: str
+    scene: Scene
+    cell: Vec3
+    size: int
+    mirror: bool
+    queued: float = field(default_factory=time.monotonic)
+    future: Future[bytes] = field(default_factory=Future)
+
+    @property
+    def scene_key(self) -> tuple[str, bool]:
+        return (self.scene.id, self.mirror)
+
+
+@dataclass
+class PoolStats:
+    """What a pool did: frames rendered, served from memory, shared with a render in flight,
+    and scenes set up by the render threads."""
+
+    rendered: int = 0
+    reused: int = 0
+    shared: int = 0
+    loads: int = 0
+    render_s: float = 0.0
+
+
+class RenderPool:
+    """Renders frames to PNG on ``threads`` persistent renderers; thread-safe."""
+
+    def __init__(
+        self,
+        threads: int | None = None,
+        *,
+        make_renderer: RendererFactory | None = None,
+        keep_scenes: int = DEFAULT_KEEP_SCENES,
+        keep_bytes: int = DEFAULT_KEEP_BYTES,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+    ) -> None:
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        self.threads = threads or default_threads()
+        self.keep_scenes = keep_scenes
+        self.keep_bytes = keep_bytes
+        self.max_wait_s = max_wait_s
+        self._make_renderer = make_renderer or (lambda: _pool_renderer(keep_scenes))
+        self._cond = threading.Condition()
+        self._queue: list[_Job] = []
+        self._in_flight: dict[str, _Job] = {}
+        self._pngs: OrderedDict[str, bytes] = OrderedDict()
+        self._png_bytes = 0
+        self._held: list[OrderedDict[tuple[str, bool], None]] = []
+        self._workers: list[threading.Thread] = []
+        self._closed = False
+        self._version: str | None = None
+        self.stats = PoolStats()
+        _open_pools.add(self)
+
+    # -- asking for frames -------------------------------------------------------------------
+
+    def version(self) -> str:
+        """Return the version of this pool's renderers (part of every frame key)."""
+        if self._version is None:
+            probe = self._make_renderer()  # cheap: a renderer makes its context on first use
+            try:
+                self._version = probe.version
+            finally:
+                probe.close()
+        return self._version
+
+    def key(self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True) -> str:
+        """Return the frame key of a view this pool renders."""
+        return frame_key(self.version(), scene.id, cell, size, mirror=mirror)
+
+    def cached(self, key: str) -> bytes | None:
+        """Return the PNG of ``key`` if it is in memory."""
+        with self._cond:
+            png = self._pngs.get(key)
+            if png is not None:
+                self._pngs.move_to_end(key)
+                self.stats.reused += 1
+            return png
+
+    def remember(self, key: str, png: bytes) -> None:
+        """Keep a frame found elsewhere (a frame store) in memory."""
+        with self._cond:
+            self._keep(key, png)
+
+    def render(
+        self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True
+    ) -> tuple[bytes, bool]:
+        """Return the PNG of a view and whether this call had it rendered.
+
+        A frame in memory is returned at once (``False``); a frame being rendered for another
+        caller is waited for (``False``); otherwise it is rendered (``True``: the caller that
+        gets ``True`` is the one to store it). A rendering error is raised in every caller.
+        """
+        key = self.key(scene, cell, size, mirror=mirror)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("this render pool is closed")
+            png = self._pngs.get(key)
+            if png is not None:
+                self._pngs.move_to_end(key)
+                self.stats.reused += 1
+                return png, False
+            job = self._in_flight.get(key)
+            mine = job is None
+            if job is None:
+                job = _Job(key, scene, cell, size, mirror)
+                self._in_flight[key] = job
+                self._queue.append(job)
+                self._start_workers()
+                self._cond.notify()
+            else:
+                self.stats.shared += 1
+        return job.future.result(), mine
+
+    def close(self) -> None:
+        """Stop the render threads (after the frames asked for) and free their renderers."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            workers = list(self._workers)
+        for worker in workers:
+            if worker is not threading.current_thread():
+                worker.join()
+        _open_pools.discard(self)
+
+    def __enter__(self) -> RenderPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the render threads ------------------------------------------------------------------
+
+    def _start_workers(self) -> None:
+        while len(self._workers) < self.threads:
+            index = len(self._workers)
+            self._held.append(OrderedDict())
+            worker = threading.Thread(
+                target=self._work, args=(index,), name=f"render-{index}", daemon=True
+            )
+            self._workers.append(worker)
+            worker.start()
+
+    def _keep(self, key: str, png: bytes) -> None:
+        if key in self._pngs:
+            self._pngs.move_to_end(key)
+            return
+        self._pngs[key] = png
+        self._png_bytes += len(png)
+        while self._png_bytes > self.keep_bytes and len(self._pngs) > 1:
+            _, dropped = self._pngs.popitem(last=False)
+            self._png_bytes -= len(dropped)
+
+    def _pick(self, index: int) -> _Job:
+        """The next job for render thread ``index`` (the queue is not empty; lock held)."""
+        oldest = self._queue[0]
+        if time.monotonic() - oldest.queued > self.max_wait_s:
+            return oldest
+        held = self._held[index]
+        current = next(reversed(held), None)
+        others = {scene for i, h in enumerate(self._held) if i != index for scene in h}
+        best, best_rank = oldest, 9
+        for job in self._queue:
+            scene = job.scene_key
+            if scene == current:
+                return job
+            rank = 1 if scene in held else 3 if scene in others else 2
+            if rank < best_rank:
+                best, best_rank = job, rank
+        return best
+
+    def _work(self, index: int) -> None:
+        renderer: Renderer | None = None
+        try:
+            while True:
+                with self._cond:
+                    while not self._queue and not self._closed:
+                        self._cond.wait()
+                    if not self._queue:
+                        return
+                    job = self._pick(index)
+                    self._queue.remove(job)
+                    held = self._held[index]
+                    loads = job.scene_key not in held
+                    held[job.scene_key] = None
+                    held.move_to_end(job.scene_key)
+                    while len(held) > max(1, getattr(renderer, "keep_scenes", self.keep_scenes)):
+                        held.popitem(last=False)
+                try:
+                    started = time.perf_counter()
+                    if renderer is None:
+                        renderer = self._make_renderer()
+                    renderer.load(job.scene, mirror=job.mirror)
+                    renderer.set_hand(job.cell)
+                    png = encode_png(renderer.render(job.size))
+                except BaseException as exc:  # every waiting caller gets the error
+                    with self._cond:
+                        self._in_flight.pop(job.key, None)
+                        self._held[index].clear()
+                    job.future.set_exception(exc)
+                    if renderer is not None:  # a failed renderer is not trusted again
+                        renderer.close()
+                        renderer = None
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                with self._cond:
+                    self.stats.rendered += 1
+                    self.stats.loads += int(loads)
+                    self.stats.render_s += time.perf_counter() - started
+                    self._keep(job.key, png)
+                    self._in_flight.pop(job.key, None)
+                job.future.set_result(png)
+        finally:
+            if renderer is not None:
+                renderer.close()
+
+
+_open_pools: weakref.WeakSet[RenderPool] = weakref.WeakSet()
+
+
+def _close_open_pools() -> None:
+    for pool in list(_open_pools):
+        pool.close()
+
+
+# Free every renderer in its own thread when the main thread ends: before the atexit hooks,
+# one of which (MuJoCo's) terminates the EGL display the contexts live on. The hook that
+# concurrent.futures uses to stop its threads; plain atexit where it is missing.
+getattr(threading, "_register_atexit", atexit.register)(_close_open_pools)

@@ -1,0 +1,180 @@
+"""The render pool: a few persistent renderers shared by every episode, each frame made once."""
+
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from evaluation.render_pool import RenderPool, _Job
+from simulation.catalogue import get_scene
+from simulation.mujoco_backend import MujocoRenderer
+
+HUMAN = get_scene("male_0-mano_white-splash")
+ROBOT = get_scene("tienkung-allegro-logo_0")
+OTHER = get_scene("female_1-mano_purple-leaf_1")
+
+
+def decode(png: bytes) -> np.ndarray:
+    import io
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+class CountingRenderer:
+    """A stand-in renderer that records which thread used it and can be held mid-render."""
+
+    made: list["CountingRenderer"]
+    gate: threading.Event | None = None
+
+    def __init__(self, made, gate=None, fail_on=None):
+        self.made, self.gate, self.fail_on = made, gate, fail_on
+        self.threads: set[int] = set()
+        self.loads: list[str] = []
+        self.renders = 0
+        self.closed_in: int | None = None
+        self.cell = (0, 0, 0)
+        made.append(self)
+
+    version = "counting-1"
+    keep_scenes = 4
+
+    def load(self, scene, *, mirror=True):
+        self.threads.add(threading.get_ident())
+        if not self.loads or self.loads[-1] != scene.id:
+            self.loads.append(scene.id)
+        self.scene = scene
+
+    def set_hand(self, cell):
+        self.cell = cell
+
+    def render(self, size=64):
+        self.threads.add(threading.get_ident())
+        if self.gate is not None:
+            assert self.gate.wait(10)
+        if self.fail_on is not None and self.cell == self.fail_on:
+            raise RuntimeError("the renderer broke")
+        self.renders += 1
+        value = (sum(self.cell) * 17 + len(self.scene.id)) % 256
+        return np.full((size, size, 3), value, np.uint8)
+
+    def close(self):
+        self.closed_in = threading.get_ident()
+
+
+def counting_pool(threads=2, **kw):
+    made: list[CountingRenderer] = []
+    gate = kw.pop("gate", None)
+    fail_on = kw.pop("fail_on", None)
+    pool = RenderPool(threads, make_renderer=lambda: CountingRenderer(made, gate, fail_on), **kw)
+    pool._version = CountingRenderer.version  # no probe renderer in the counts
+    return pool, made
+
+
+def test_the_pool_draws_the_same_pixels_as_a_renderer_of_its_own():
+    with RenderPool(2) as pool, MujocoRenderer() as alone:
+        for scene, cell in [(HUMAN, (0, 0, 0)), (ROBOT, (1, 0, 0)), (HUMAN, (0, 1, 0))]:
+            png, mine = pool.render(scene, cell, 32)
+            alone.load(scene)
+            alone.set_hand(cell)
+            assert mine and np.array_equal(decode(png), alone.render(32))
+        assert pool.key(HUMAN, (0, 0, 0), 32) != pool.key(HUMAN, (0, 0, 0), 48)
+
+
+def test_a_frame_asked_for_by_many_at_once_is_rendered_once():
+    gate = threading.Event()
+    pool, made = counting_pool(2, gate=gate)
+    with pool, ThreadPoolExecutor(8) as callers:
+        answers = [callers.submit(pool.render, HUMAN, (1, 2, 0), 16) for _ in range(8)]
+        deadline = time.monotonic() + 10
+        while pool.stats.shared < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        gate.set()
+        results = [answer.result() for answer in answers]
+    assert len({png for png, _ in results}) == 1
+    assert sorted(mine for _, mine in results) == [False] * 7 + [True]  # one caller stores it
+    assert pool.stats.rendered == 1 and pool.stats.shared == 7
+    assert sum(r.renders for r in made) == 1
+
+
+def test_many_callers_share_a_bounded_number_of_persistent_renderers():
+    pool, made = counting_pool(2)
+    cells = [(x, y, 0) for x in range(-3, 4) for y in range(-2, 3)]
+    with pool, ThreadPoolExecutor(16) as callers:
+        list(callers.map(lambda c: pool.render(HUMAN if c[0] % 2 else ROBOT, c, 16), cells))
+        list(callers.map(lambda c: pool.render(OTHER, c, 16), cells))
+    assert len(made) == 2  # never more renderers than threads, across episodes and scenes
+    for renderer in made:
+        assert len(renderer.threads) == 1  # each used by one thread only (its GL context's)
+        assert renderer.closed_in in renderer.threads  # and freed there
+    assert pool.stats.rendered == 2 * len(cells)
+
+
+def test_frames_in_memory_are_served_without_rendering_and_memory_is_bounded():
+    pool, made = counting_pool(1, keep_bytes=400)
+    with pool:
+        first, _ = pool.render(HUMAN, (0, 0, 0), 16)
+        again, mine = pool.render(HUMAN, (0, 0, 0), 16)
+        assert again == first and not mine and pool.stats.reused == 1
+        for x in range(1, 20):
+            pool.render(HUMAN, (x, 0, 0), 16)
+        assert pool._png_bytes <= 400 and len(pool._pngs) < 20
+        assert pool.cached(pool.key(HUMAN, (0, 0, 0), 16)) is None  # dropped, oldest first
+        pool.remember("stored-elsewhere", b"png")
+        assert pool.cached("stored-elsewhere") == b"png"
+    assert made[0].renders == 20
+
+
+def test_a_render_error_reaches_every_caller_and_the_pool_goes_on():
+    pool, made = counting_pool(1, fail_on=(9, 9, 9))
+    with pool:
+        with pytest.raises(RuntimeError, match="the renderer broke"):
+            pool.render(HUMAN, (9, 9, 9), 16)
+        png, mine = pool.render(HUMAN, (0, 0, 0), 16)  # a fresh renderer takes over
+        assert mine and png.startswith(b"\x89PNG")
+        with pytest.raises(RuntimeError, match="the renderer broke"):
+            pool.render(HUMAN, (9, 9, 9), 16)  # errors are not cached as frames
+    assert len(made) == 2  # the broken renderer was closed, a new one made for the next
+    assert pool.stats.rendered == 1
+
+
+def test_a_closed_pool_refuses_new_work():
+    pool, _ = counting_pool(1)
+    pool.render(HUMAN, (0, 0, 0), 16)
+    pool.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.render(HUMAN, (1, 0, 0), 16)
+    with pytest.raises(ValueError, match="threads"):
+        RenderPool(0)
+
+
+def job(scene, cell=(0, 0, 0), age=0.0):
+    j = _Job("k" + scene.id + str(cell), scene, cell, 16, True)
+    j.queued -= age
+    return j
+
+
+def test_a_render_thread_prefers_the_scenes_it_has_set_up():
+    pool, _ = counting_pool(2, max_wait_s=1.0)
+    # Thread 0 keeps the robot and (last used) the human scene; thread 1 keeps the other.
+    pool._held = [
+        OrderedDict.fromkeys([(ROBOT.id, True), (HUMAN.id, True)]),
+        OrderedDict.fromkeys([(OTHER.id, True)]),
+    ]
+    other, human, robot = job(OTHER), job(HUMAN), job(ROBOT, (1, 0, 0))
+    pool._queue = [other, robot, human]
+    assert pool._pick(0) is human  # its current scene first
+    pool._queue = [other, robot]
+    assert pool._pick(0) is robot  # then a scene it keeps
+    new = job(get_scene("male_1-mano_white-splash"))
+    pool._queue = [other, new]
+    assert pool._pick(0) is new  # then one nobody keeps, leaving thread 1's to thread 1
+    pool._queue = [other]
+    assert pool._pick(0) is other  # rather than idle
+    stale = job(OTHER, (2, 0, 0), age=5.0)
+    pool._queue = [stale, human]
+    assert pool._pick(0) is stale  # a request waiting too long goes first, whatever its scene
+    pool.close()
