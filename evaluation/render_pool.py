@@ -16,7 +16,8 @@ them, each with one renderer it keeps for its whole life and reuses across episo
 
 An OpenGL context belongs to the thread that made it: each renderer is made, used and closed in
 its own render thread. Threads start on the first request (so a process that forks after
-making a pool, such as a web server, still works) and stop with ``close()``.
+making a pool, such as a web server, still works), one more only when every running one is busy,
+and stop with ``close()``.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ class RenderPool:
         self._png_bytes = 0
         self._held: list[OrderedDict[tuple[str, bool], None]] = []
         self._workers: list[threading.Thread] = []
+        self._idle = 0
         self._closed = False
         self._version: str | None = None
         self.stats = PoolStats()
@@ -152,13 +154,20 @@ class RenderPool:
             self._keep(key, png)
 
     def render(
-        self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True
+        self,
+        scene: Scene,
+        cell: Vec3,
+        size: int,
+        *,
+        mirror: bool = True,
+        timeout_s: float | None = None,
     ) -> tuple[bytes, bool]:
         """Return the PNG of a view and whether this call had it rendered.
 
         A frame in memory is returned at once (``False``); a frame being rendered for another
         caller is waited for (``False``); otherwise it is rendered (``True``: the caller that
-        gets ``True`` is the one to store it). A rendering error is raised in every caller.
+        gets ``True`` is the one to store it). A rendering error is raised in every caller;
+        ``TimeoutError`` after ``timeout_s`` (the frame is still made, and kept in memory).
         """
         key = self.key(scene, cell, size, mirror=mirror)
         with self._cond:
@@ -175,11 +184,12 @@ class RenderPool:
                 job = _Job(key, scene, cell, size, mirror)
                 self._in_flight[key] = job
                 self._queue.append(job)
-                self._start_workers()
+                if len(self._queue) > self._idle and len(self._workers) < self.threads:
+                    self._start_worker()  # one more renderer only when every one is busy
                 self._cond.notify()
             else:
                 self.stats.shared += 1
-        return job.future.result(), mine
+        return job.future.result(timeout=timeout_s), mine
 
     def close(self) -> None:
         """Stop the render threads (after the frames asked for) and free their renderers."""
@@ -200,15 +210,14 @@ class RenderPool:
 
     # -- the render threads ------------------------------------------------------------------
 
-    def _start_workers(self) -> None:
-        while len(self._workers) < self.threads:
-            index = len(self._workers)
-            self._held.append(OrderedDict())
-            worker = threading.Thread(
-                target=self._work, args=(index,), name=f"render-{index}", daemon=True
-            )
-            self._workers.append(worker)
-            worker.start()
+    def _start_worker(self) -> None:
+        index = len(self._workers)
+        self._held.append(OrderedDict())
+        worker = threading.Thread(
+            target=self._work, args=(index,), name=f"render-{index}", daemon=True
+        )
+        self._workers.append(worker)
+        worker.start()
 
     def _keep(self, key: str, png: bytes) -> None:
         if key in self._pngs:
@@ -244,7 +253,9 @@ class RenderPool:
             while True:
                 with self._cond:
                     while not self._queue and not self._closed:
+                        self._idle += 1
                         self._cond.wait()
+                        self._idle -= 1
                     if not self._queue:
                         return
                     job = self._pick(index)

@@ -348,6 +348,9 @@ CELERY_TASK_ROUTES = {
 # (a cut-off episode stays running and the stale-episode check hands it to a new task), the
 # hard limit, a minute later, ends the process running it. Only pools that can interrupt a task
 # enforce them (prefork, gevent, eventlet); the threads pool ignores them. 0 turns them off.
+# Persistent renderers per process (each worker or web process has one render pool that all its
+# threads share; evaluation.render_pool). 0: one per core.
+MIRRORBENCH_RENDER_THREADS = envint("MIRRORBENCH_RENDER_THREADS", 0, minimum=0)
 MIRRORBENCH_EPISODE_TIME_LIMIT_S = envint("MIRRORBENCH_EPISODE_TIME_LIMIT_S", 3600, minimum=0)
 MIRRORBENCH_RENDER_TIME_LIMIT_S = envint("MIRRORBENCH_RENDER_TIME_LIMIT_S", 1800, minimum=0)
 _TIME_LIMIT_GRACE_S = 60

@@ -4,24 +4,26 @@ A frame is *registered* (a ``Frame`` row) when a stored episode or the scene gal
 and *stored* once its files exist. Only registered frames can be served or rendered, so no
 request can make the server render an arbitrary view.
 
-Rendering happens in three places, all through ``frames_render``:
+Frames are rendered in three places:
 
 * the render worker (``render`` queue): what is rendered eagerly when a run finishes (each
   episode's start and final views: the thumbnails and the gallery) and, when a replay asks for
   an episode with missing frames, the rest of that episode;
-* the web process, for the one frame a replay is waiting for (``frame_render_now``): a single
-  rendering thread per process keeps its renderer between requests;
+* the web process, for the one frame a replay is waiting for (``frame_render_now``);
 * a model run's own episodes, which store every frame the model is shown as it is shown.
+
+Each process renders in one pool (``render_pool``: a few persistent renderers, one per core by
+default, ``evaluation.render_pool``), whichever thread asks.
 """
 
 from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -29,6 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 from PIL import Image
 
+from evaluation.render_pool import RenderPool
 from leaderboard.models import Episode, Frame, Run, Scene
 from leaderboard.selectors import (
     FRAME_VARIANTS,
@@ -39,10 +42,9 @@ from leaderboard.selectors import (
     run_image_size,
     run_scene_cells,
 )
-from simulation.catalogue import Scene as CatalogueScene
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
-from simulation.render import Renderer, frame_key, renderer_version
+from simulation.render import frame_key, renderer_version
 
 WEBP_QUALITY = 80
 THUMB_SIZE = 256
@@ -240,43 +242,29 @@ class FrameCount:
     reused: int = 0
 
 
-def _default_renderer() -> Renderer:
-    # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
-    from simulation.backends import make_renderer_from_env
-
-    return make_renderer_from_env()
+_pool_lock = threading.Lock()
+_pool: RenderPool | None = None
 
 
-_local = threading.local()
+def render_pool() -> RenderPool:
+    """Return this process's render pool, made on first use (so after a fork).
 
-
-def _thread_renderer(
-    scene: CatalogueScene, mirror: bool, make_renderer: Callable[[], Renderer]
-) -> Renderer:
-    """Return this thread's renderer with ``scene`` loaded (an OpenGL context is per thread).
-
-    A rendering thread keeps one renderer for its whole life and reloads it only when the
-    scene changes: making a context and compiling a scene cost more than a frame.
+    ``MIRRORBENCH_RENDER_THREADS`` persistent renderers (default: one per core) serve every
+    thread of the process: a worker's model episodes and render tasks, a web process's
+    on-demand frames. A frame several of them ask for is rendered once.
     """
-    cached = getattr(_local, "renderer", None)
-    if cached is None or _local.factory is not make_renderer:
-        if cached is not None:
-            cached.close()
-        cached = make_renderer()
-        _local.renderer, _local.factory, _local.loaded = cached, make_renderer, None
-    if _local.loaded != (scene.id, mirror):
-        cached.load(scene, mirror=mirror)
-        _local.loaded = (scene.id, mirror)
-    return cached
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = RenderPool(settings.MIRRORBENCH_RENDER_THREADS or None)
+        return _pool
 
 
-def frames_render(
-    keys: Sequence[str], *, make_renderer: Callable[[], Renderer] = _default_renderer
-) -> FrameCount:
+def frames_render(keys: Sequence[str]) -> FrameCount:
     """Render and store the registered frames ``keys`` that are not stored yet.
 
     Frames of another renderer build (registered before an upgrade) cannot be made here and
-    are skipped. Frames are rendered scene by scene, so each scene is loaded once.
+    are skipped. Frames are asked for scene by scene, so each scene is set up once.
     """
     count = FrameCount()
     frames = Frame.objects.filter(pk__in=list(keys)).select_related("scene")
@@ -289,19 +277,27 @@ def frames_render(
             _mark_stored(frame.key)
             count.reused += 1
             continue
-        x, y, z = frame.cell
-        png = _render_png(frame.scene.scene_id, frame.mirror, (x, y, z), frame.size, make_renderer)
-        frame_store(key=frame.key, png=png)
+        frame_store(key=frame.key, png=_frame_png_render(frame))
         count.rendered += 1
     return count
 
 
-def episode_frames_render(
-    *, episode_id: int, make_renderer: Callable[[], Renderer] = _default_renderer
-) -> FrameCount:
+def _frame_png_render(frame: Frame, timeout_s: float | None = None) -> bytes:
+    x, y, z = frame.cell
+    png, _ = render_pool().render(
+        get_scene(frame.scene.scene_id),
+        (x, y, z),
+        frame.size,
+        mirror=frame.mirror,
+        timeout_s=timeout_s,
+    )
+    return png
+
+
+def episode_frames_render(*, episode_id: int) -> FrameCount:
     """Register and render the missing frames of an episode."""
     episode = Episode.objects.select_related("scene", "run").get(pk=episode_id)
-    return frames_render(episode_frames_register(episode), make_renderer=make_renderer)
+    return frames_render(episode_frames_register(episode))
 
 
 def frames_unstored(keys: Iterable[str]) -> list[str]:
@@ -313,51 +309,18 @@ def frames_unstored(keys: Iterable[str]) -> list[str]:
     )
 
 
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+def frame_render_now(key: str, *, timeout_s: float = RENDER_WAIT_S) -> bool:
+    """Render one registered frame in this process's render pool, wait, and store it.
 
-
-def _render_pool() -> ThreadPoolExecutor:
-    """The web process's one rendering thread (made on first use, so after a fork)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame-render")
-        return _pool
-
-
-def _render_png(
-    scene_id: str, mirror: bool, cell: Vec3, size: int, make_renderer: Callable[[], Renderer]
-) -> bytes:
-    """Render one view to PNG bytes in the calling thread (no database access)."""
-    from evaluation.runner import encode_png
-
-    renderer = _thread_renderer(get_scene(scene_id), mirror, make_renderer)
-    renderer.set_hand(cell)
-    return encode_png(renderer.render(size))
-
-
-def frame_render_now(
-    key: str,
-    *,
-    timeout_s: float = RENDER_WAIT_S,
-    make_renderer: Callable[[], Renderer] = _default_renderer,
-) -> bool:
-    """Render one registered frame in this process's rendering thread, wait, and store it.
-
-    Only the pixels are made in the rendering thread (it keeps its OpenGL context between
+    Only the pixels are made in the pool (its renderers keep their OpenGL contexts between
     requests); the database and storage are used from the calling thread. Returns whether the
     frame is stored afterwards. Raises ``TimeoutError`` when rendering takes longer than
-    ``timeout_s``.
+    ``timeout_s`` (the frame is still made, and kept in memory for the next request).
     """
     frame = Frame.objects.select_related("scene").get(pk=key)
     if frame.stored is not None:
         return True
     if frame.renderer != renderer_version():
         return False
-    x, y, z = frame.cell
-    future = _render_pool().submit(
-        _render_png, frame.scene.scene_id, frame.mirror, (x, y, z), frame.size, make_renderer
-    )
-    frame_store(key=key, png=future.result(timeout=timeout_s))
+    frame_store(key=key, png=_frame_png_render(frame, timeout_s))
     return True

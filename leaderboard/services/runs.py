@@ -54,7 +54,7 @@ from leaderboard.services.entries import (
     model_entry_upsert,
 )
 from leaderboard.services.errors import FieldError
-from leaderboard.services.frames import frame_png, frame_store, run_frames_queue
+from leaderboard.services.frames import frame_png, frame_store, render_pool, run_frames_queue
 from leaderboard.services.limits import RateLimitedClient
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
@@ -308,6 +308,7 @@ def episode_evaluate(*, episode_id: int) -> str:
             spec["image_size"],
             on_render=lambda key, png: frame_store(key=key, png=png),
             lookup=frame_png,
+            pool=render_pool(),  # the worker's renderers, shared by all its episodes
         )
         if agent.needs_images
         else None
