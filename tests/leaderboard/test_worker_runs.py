@@ -321,3 +321,47 @@ def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
     assert len(steps) == 1 and steps[0].option == 2  # only the real answer is stored
     assert len(fake.requests) == 1 + 3
     assert not Run.objects.get(pk=run.pk).listed
+
+
+def test_a_workers_episodes_share_its_render_pool(settings, monkeypatch):
+    # The Celery worker runs episodes on threads; here four threads of this process play the
+    # episodes of one run, as the worker's would, with one render thread for all of them.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import evaluation.render_pool as render_pool_module
+    from leaderboard.services import frames as frames_service
+    from leaderboard.services.runs import RunSpec, episode_evaluate, run_create, run_start
+    from simulation.mujoco_backend import MujocoRenderer
+    from tests.evaluation.fake_providers import FakeOpenAI
+
+    made: list[MujocoRenderer] = []
+
+    def counting_renderer(keep_scenes):
+        made.append(MujocoRenderer(keep_scenes=keep_scenes))
+        return made[-1]
+
+    settings.MIRRORBENCH_RENDER_THREADS = 1
+    monkeypatch.setattr(render_pool_module, "_pool_renderer", counting_renderer)
+    monkeypatch.setattr(frames_service, "_pool", None)
+    with FakeOpenAI() as fake:
+        entry = ModelEntryFactory(kind=ModelEntry.Kind.OPEN_WEIGHTS)
+        spec = RunSpec(
+            agent="openai:fake-vl",
+            base_url=fake.base_url,
+            image_size=24,
+            scenes="GR1_T2-allegro-logo_0,male_0-mano_white-splash",
+            levels=(0, 3),
+        )
+        run = run_create(model_entry=entry, spec=spec)
+        episodes = run_start(run_id=run.pk)
+        with ThreadPoolExecutor(4) as threads:
+            outcomes = list(threads.map(lambda pk: episode_evaluate(episode_id=pk), episodes))
+    pool = frames_service.render_pool()
+    pool.close()
+    assert outcomes == ["completed"] * 4
+    rendering = [renderer for renderer in made if renderer.loads]
+    assert len(rendering) == 1  # one persistent renderer for every episode and both scenes
+    keys = set(Step.objects.filter(episode__run=run).values_list("frame_key", flat=True))
+    # Every view a model was shown is stored, each rendered once (the levels share views).
+    assert all(frames_service.frame_png(key) for key in keys)
+    assert pool.stats.rendered == len(keys) and pool.stats.loads == 2
