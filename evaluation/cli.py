@@ -255,6 +255,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 header_extra=extras,
                 seed=args.seed,
                 workers=args.workers,
+                render_threads=args.render_threads,
                 resume=args.resume,
                 image_size=args.image_size,
                 progress_stream=sys.stderr,
@@ -264,9 +265,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if cache is not None:
             cache.close()
+    frames = result.frames
+    rendered = (
+        f", {frames.rendered} frames rendered ({frames.reused + frames.shared} reused)"
+        if frames.rendered or frames.reused
+        else ""
+    )
     print(
         f"{result.path}: {result.ran} episodes run, {result.skipped} kept from before, "
-        f"{result.errors} transport errors, {result.seconds:.1f} s",
+        f"{result.errors} transport errors, {result.seconds:.1f} s{rendered}",
         file=sys.stderr,
     )
     print(result.path)
@@ -478,7 +485,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--levels", type=_levels, default=list(LEVELS), help="e.g. 0,1 (default: all)")
     p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
     p.add_argument("--seed", type=int, default=0, help="seed for the random agent and the API")
-    p.add_argument("--workers", type=_positive("--workers"), default=1, help="parallel episodes")
+    p.add_argument(
+        "--workers",
+        type=_positive("--workers"),
+        default=1,
+        help="episodes in parallel: model requests in flight (default 1)",
+    )
+    p.add_argument(
+        "--render-threads",
+        type=_positive("--render-threads"),
+        default=None,
+        help="persistent renderers shared by all episodes (default: one per core)",
+    )
     p.add_argument(
         "--image-history",
         type=_non_negative("--image-history"),

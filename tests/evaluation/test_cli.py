@@ -101,6 +101,21 @@ def test_run_resumes_without_repeating_episodes(tmp_path, capsys):
     assert out.read_text().splitlines()[1:] == first.splitlines()[1:]
 
 
+def test_a_model_run_renders_on_the_threads_asked_for(tmp_path, capsys, fake_openai):
+    out = tmp_path / "m.jsonl"
+    args = ["run", "--agent", "openai:fake-vl", "--base-url", fake_openai.base_url]
+    args += ["--scenes", "male_1-mano_white-splash", "--levels", "0,1", "--no-cache"]
+    args += ["--workers", "4", "--render-threads", "1", "--image-size", "24", "--out", str(out)]
+    env = {"OPENAI_API_KEY": "test"}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        assert main(args) == 0
+    err = capsys.readouterr().err
+    # Both levels answer left forever: the same few views, rendered once, then reused.
+    assert "2 episodes run" in err and "frames rendered" in err and "reused)" in err
+
+
 def test_run_with_a_script_file(tmp_path):
     script = tmp_path / "moves.txt"
     script.write_text("Choice: [6]\n")
@@ -133,6 +148,7 @@ def test_run_with_a_script_file(tmp_path):
         (["--agent", "random", "--levels", "0,4"], "--levels must be"),
         (["--agent", "random", "--scenes", "male_0-x-y"], "unknown scene"),
         (["--agent", "random", "--workers", "0"], "--workers must be a positive integer"),
+        (["--agent", "random", "--render-threads", "0"], "--render-threads must be a positive"),
         (["--agent", "scripted:/nonexistent/file"], "cannot read script"),
         (["--agent", "openai:gpt-4o"], "OPENAI_API_KEY"),
     ],
