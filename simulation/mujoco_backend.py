@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from simulation.caching import single_flight
 from simulation.catalogue import (
     MIRROR_CENTER_MM,
     MIRROR_FACE_X_MM,
@@ -280,13 +281,14 @@ def build_spec(
     return spec
 
 
-@lru_cache(maxsize=8)
+@single_flight
+@lru_cache(maxsize=16)
 def compiled_model(scene: Scene, *, mirror: bool, max_size: int, antialias: bool) -> mujoco.MjModel:
     """Return the compiled model of ``scene``, built once per process for the last few scenes.
 
     Compiling takes about a second (meshes, textures); a model is never changed after it is
     compiled (the hand moves in each renderer's own MjData), so renderers of one scene share it,
-    across threads too.
+    across threads too; threads asking for a scene being compiled wait for it.
     """
     return build_spec(scene, mirror=mirror, max_size=max_size, antialias=antialias).compile()
 

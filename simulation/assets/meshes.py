@@ -13,6 +13,8 @@ from functools import lru_cache
 import mujoco
 import numpy as np
 
+from simulation.caching import single_flight
+
 MAX_FACES = 3000
 """Triangles kept per mesh at most."""
 
@@ -55,6 +57,7 @@ def simplify(
         cell *= 1.25
 
 
+@single_flight
 @lru_cache(maxsize=256)
 def _load_simplified(
     path: str, scale: tuple[float, float, float], max_faces: int
