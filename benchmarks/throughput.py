@@ -29,6 +29,7 @@ ad-hoc runs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import heapq
 import inspect
@@ -163,6 +164,7 @@ def one(args: argparse.Namespace) -> None:
         "rendered": _count(result, sources, "rendered"),
         "reused": _count(result, sources, "reused"),
         "render_threads": args.render_threads if accepts else "n/a",
+        "pool": dataclasses.asdict(result.frames) if hasattr(result, "frames") else None,
     }
     print("RESULT " + json.dumps(record), flush=True)
 
@@ -296,6 +298,12 @@ def workload_a(workers: list[int], latency: float, render_threads: int | None) -
         print(row(r), flush=True)
         if note := _problems(r):
             print(f"        ! {note}")
+        if pool := r.get("pool"):
+            print(
+                f"        pool: {pool['loads']} scene set-ups, {pool['shared']} shared,"
+                f" {pool['render_s']:.1f} s in render threads",
+                flush=True,
+            )
         played.add((r["steps"], r["played"]))
     same = "yes" if len(played) == 1 else f"NO ({sorted(played)})"
     print(f"   same episodes in every configuration: {same}")

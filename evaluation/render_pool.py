@@ -28,8 +28,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from evaluation.png import encode_png
@@ -39,7 +40,13 @@ from simulation.render import Renderer, frame_key
 RendererFactory = Callable[[], Renderer]
 
 DEFAULT_KEEP_SCENES = 4
-"""Scenes each render thread keeps set up (about 31 MB each at 1024 px)."""
+"""Scenes a render thread keeps set up in its OpenGL context (about 40 MB each at 1024 px)."""
+DEFAULT_KEEP_MODELS = 8
+"""The most scenes a render thread keeps compiled (a robot's is about 26 MB): those of open
+episodes beyond ``keep_scenes`` are set up again when asked for (20-100 ms), not compiled."""
+DEFAULT_IDLE_SCENES = 2
+"""Scenes without an open episode a render thread keeps (the next level of a scene comes
+soon after the last one ends)."""
 DEFAULT_KEEP_BYTES = 128 * 2**20
 """PNG bytes kept in memory (about 390 frames at 1024 px)."""
 DEFAULT_MAX_WAIT_S = 1.0
@@ -53,14 +60,14 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _pool_renderer(keep_scenes: int) -> Renderer:
+def _pool_renderer(keep_scenes: int, keep_models: int) -> Renderer:
     # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
     from simulation.backends import configured_backend, make_renderer_from_env
 
     if configured_backend() == "mujoco":
         from simulation.mujoco_backend import MujocoRenderer
 
-        return MujocoRenderer(keep_scenes=keep_scenes)
+        return MujocoRenderer(keep_scenes=keep_scenes, keep_models=keep_models)
     return make_renderer_from_env()
 
 
@@ -100,6 +107,8 @@ class RenderPool:
         *,
         make_renderer: RendererFactory | None = None,
         keep_scenes: int = DEFAULT_KEEP_SCENES,
+        keep_models: int = DEFAULT_KEEP_MODELS,
+        idle_scenes: int = DEFAULT_IDLE_SCENES,
         keep_bytes: int = DEFAULT_KEEP_BYTES,
         max_wait_s: float = DEFAULT_MAX_WAIT_S,
     ) -> None:
@@ -107,15 +116,21 @@ class RenderPool:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
         self.threads = threads or default_threads()
         self.keep_scenes = keep_scenes
+        self.keep_models = max(keep_models, keep_scenes)
+        self.idle_scenes = idle_scenes
         self.keep_bytes = keep_bytes
         self.max_wait_s = max_wait_s
-        self._make_renderer = make_renderer or (lambda: _pool_renderer(keep_scenes))
+        self._make_renderer = make_renderer or (
+            lambda: _pool_renderer(self.keep_scenes, self.keep_models)
+        )
         self._cond = threading.Condition()
         self._queue: list[_Job] = []
         self._in_flight: dict[str, _Job] = {}
         self._pngs: OrderedDict[str, bytes] = OrderedDict()
         self._png_bytes = 0
         self._held: list[OrderedDict[tuple[str, bool], None]] = []
+        self._owner: dict[tuple[str, bool], int] = {}
+        self._refs: dict[tuple[str, bool], int] = {}
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -138,6 +153,23 @@ class RenderPool:
     def key(self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True) -> str:
         """Return the frame key of a view this pool renders."""
         return frame_key(self.version(), scene.id, cell, size, mirror=mirror)
+
+    @contextmanager
+    def scene_open(self, scene: Scene, *, mirror: bool = True) -> Iterator[None]:
+        """Mark ``scene`` in use while the block runs (an episode): the render thread that set
+        it up keeps it until no episode uses it."""
+        scene_key = (scene.id, mirror)
+        with self._cond:
+            self._refs[scene_key] = self._refs.get(scene_key, 0) + 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                left = self._refs[scene_key] - 1
+                if left:
+                    self._refs[scene_key] = left
+                else:
+                    del self._refs[scene_key]
 
     def cached(self, key: str) -> bytes | None:
         """Return the PNG of ``key`` if it is in memory."""
@@ -229,43 +261,82 @@ class RenderPool:
             _, dropped = self._pngs.popitem(last=False)
             self._png_bytes -= len(dropped)
 
-    def _pick(self, index: int) -> _Job:
-        """The next job for render thread ``index`` (the queue is not empty; lock held)."""
-        oldest = self._queue[0]
-        if time.monotonic() - oldest.queued > self.max_wait_s:
-            return oldest
+    def _pick(self, index: int) -> tuple[_Job | None, float]:
+        """The next job for render thread ``index``, or None and how long to wait (lock held).
+
+        Each scene belongs to the thread that set it up: its jobs go there. A thread takes, in
+        order: any job it may take that has waited ``max_wait_s``; a job for the scene it has
+        loaded; one for another scene it keeps; one for a scene nobody has set up. A job for
+        another thread's scene is taken (stolen) only once it has waited ``max_wait_s``.
+        """
+        now = time.monotonic()
         held = self._held[index]
         current = next(reversed(held), None)
-        others = {scene for i, h in enumerate(self._held) if i != index for scene in h}
-        best, best_rank = oldest, 9
-        for job in self._queue:
+        best: _Job | None = None
+        best_rank = 9
+        wait = self.max_wait_s
+        for job in self._queue:  # oldest first
             scene = job.scene_key
+            owner = self._owner.get(scene)
+            waited = now - job.queued
+            if owner is not None and owner != index and waited <= self.max_wait_s:
+                wait = min(wait, self.max_wait_s - waited)
+                continue  # another thread's, and not waiting long
+            if waited > self.max_wait_s:
+                return job, 0.0
             if scene == current:
-                return job
-            rank = 1 if scene in held else 3 if scene in others else 2
+                return job, 0.0
+            rank = 0 if owner == index else 1
             if rank < best_rank:
                 best, best_rank = job, rank
-        return best
+        return best, max(wait, 0.01)
+
+    def _take(self, index: int, job: _Job) -> bool:
+        """Give ``job``'s scene to thread ``index``; return whether it must be set up there."""
+        self._queue.remove(job)
+        scene = job.scene_key
+        self._owner[scene] = index
+        held = self._held[index]
+        setup = scene not in held
+        held[scene] = None
+        held.move_to_end(scene)
+        return setup
+
+    def _to_unload(self, index: int) -> list[tuple[str, bool]]:
+        """The scenes thread ``index`` should free now (lock held): those another thread took
+        over, the unused ones beyond the ``idle_scenes`` last used, and the least recently used
+        beyond ``keep_models``; never the one it has loaded."""
+        held = self._held[index]
+        scenes = list(held)[:-1]  # the last is the loaded one
+        drop = [s for s in scenes if self._owner.get(s) != index]
+        idle = [s for s in scenes if s not in drop and not self._refs.get(s)]
+        drop += idle[: max(0, len(idle) - self.idle_scenes)]
+        kept = [s for s in scenes if s not in drop]
+        drop += kept[: max(0, len(kept) + 1 - self.keep_models)]
+        for scene in drop:
+            del held[scene]
+            if self._owner.get(scene) == index:
+                del self._owner[scene]
+        return drop
 
     def _work(self, index: int) -> None:
         renderer: Renderer | None = None
         try:
             while True:
                 with self._cond:
-                    while not self._queue and not self._closed:
+                    job: _Job | None = None
+                    while not self._closed or self._queue:
+                        wait: float | None = None  # nothing queued: until notified
+                        if self._queue:
+                            job, wait = self._pick(index)
+                        if job is not None:
+                            break
                         self._idle += 1
-                        self._cond.wait()
+                        self._cond.wait(wait)
                         self._idle -= 1
-                    if not self._queue:
+                    if job is None:
                         return
-                    job = self._pick(index)
-                    self._queue.remove(job)
-                    held = self._held[index]
-                    loads = job.scene_key not in held
-                    held[job.scene_key] = None
-                    held.move_to_end(job.scene_key)
-                    while len(held) > max(1, getattr(renderer, "keep_scenes", self.keep_scenes)):
-                        held.popitem(last=False)
+                    setup = self._take(index, job)
                 try:
                     started = time.perf_counter()
                     if renderer is None:
@@ -276,6 +347,9 @@ class RenderPool:
                 except BaseException as exc:  # every waiting caller gets the error
                     with self._cond:
                         self._in_flight.pop(job.key, None)
+                        for scene in self._held[index]:
+                            if self._owner.get(scene) == index:
+                                del self._owner[scene]
                         self._held[index].clear()
                     job.future.set_exception(exc)
                     if renderer is not None:  # a failed renderer is not trusted again
@@ -286,11 +360,16 @@ class RenderPool:
                     continue
                 with self._cond:
                     self.stats.rendered += 1
-                    self.stats.loads += int(loads)
+                    self.stats.loads += int(setup)
                     self.stats.render_s += time.perf_counter() - started
                     self._keep(job.key, png)
                     self._in_flight.pop(job.key, None)
+                    unload = self._to_unload(index)
                 job.future.set_result(png)
+                free = getattr(renderer, "unload", None)
+                if free is not None:
+                    for scene_id, mirror in unload:
+                        free(scene_id, mirror=mirror)
         finally:
             if renderer is not None:
                 renderer.close()

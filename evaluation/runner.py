@@ -105,7 +105,8 @@ class FrameSource:
             png, key = self.png(scene, cell)
             return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
 
-        yield frame
+        with self.pool.scene_open(scene):  # its renderer keeps the scene set up meanwhile
+            yield frame
 
     def version(self) -> str:
         """Return the version of the renderers behind this source."""

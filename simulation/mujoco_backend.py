@@ -43,8 +43,9 @@ ROOM_HALF_Y = 3.0
 ROOM_HEIGHT = 3.0
 MARK_THICKNESS = 0.002
 MSAA_SAMPLES = 4
-MAX_GEOMS = 10000
-"""The most geoms one view holds (MuJoCo's renderer's default)."""
+MAX_GEOMS = 1000
+"""The most geoms one view holds: a scene has about 100 (MuJoCo's renderer allows 10,000, which
+costs 5 MB per kept scene); ``render`` refuses a scene with more."""
 # Rotations that turn a plane's normal (+z) to face -x (the mirror) or +x (the mark).
 _FACE_MINUS_X = [math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0]
 _FACE_PLUS_X = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
@@ -315,21 +316,27 @@ class MujocoRenderer:
     """Renders scenes with MuJoCo's OpenGL renderer, offscreen (EGL or OSMesa) on the CPU.
 
     A renderer keeps one OpenGL context for its whole life, made on its first frame in the
-    thread that renders (a context belongs to one thread at a time), and keeps the last
-    ``keep_scenes`` scenes it loaded ready in it: switching back to one of them costs nothing,
-    loading another costs uploading its meshes and textures (20-110 ms) and, the first time in
-    the process, compiling it (``compiled_model``). ``keep_scenes`` contexts cost about 31 MB
-    each at the default frame size.
+    thread that renders (a context belongs to one thread at a time). In it, the last
+    ``keep_scenes`` scenes it drew stay set up (meshes, textures and frame buffers uploaded,
+    about 40 MB each at 1024 px): switching back to one costs nothing. Up to ``keep_models``
+    scenes stay compiled with their state beyond those (a robot's model is about 26 MB):
+    setting one up again costs 20-100 ms instead of the compile (``compiled_model``).
     """
 
     def __init__(
-        self, *, shadows: bool = True, antialias: bool = False, keep_scenes: int = 1
+        self,
+        *,
+        shadows: bool = True,
+        antialias: bool = False,
+        keep_scenes: int = 1,
+        keep_models: int | None = None,
     ) -> None:
         if keep_scenes < 1:
             raise ValueError(f"keep_scenes must be at least 1, got {keep_scenes!r}")
         self.shadows = shadows
         self.antialias = antialias
         self.keep_scenes = keep_scenes
+        self.keep_models = max(keep_scenes, keep_models or keep_scenes)
         self._scene: Scene | None = None
         self._mirror = True
         self._loaded: OrderedDict[tuple[str, bool], _LoadedScene] = OrderedDict()
@@ -341,7 +348,7 @@ class MujocoRenderer:
         self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self._option = mujoco.MjvOption()
         self.loads = 0
-        """How many scenes had to be set up (not found among the kept ones)."""
+        """How many times a scene was set up in the context (not found among the kept ones)."""
 
     @property
     def version(self) -> str:
@@ -359,7 +366,12 @@ class MujocoRenderer:
 
     @property
     def loaded_scenes(self) -> list[str]:
-        """The ids of the scenes kept ready, least recently used first."""
+        """The ids of the scenes set up in the context, least recently used first."""
+        return [scene_id for (scene_id, _), kept in self._loaded.items() if kept.context]
+
+    @property
+    def compiled_scenes(self) -> list[str]:
+        """The ids of every scene kept (set up or only compiled), least recently used first."""
         return [scene_id for scene_id, _ in self._loaded]
 
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
@@ -371,8 +383,7 @@ class MujocoRenderer:
             )
             loaded = _LoadedScene(model, mujoco.MjData(model))
             self._loaded[key] = loaded
-            self.loads += 1
-            while len(self._loaded) > self.keep_scenes:
+            while len(self._loaded) > self.keep_models:
                 _, evicted = self._loaded.popitem(last=False)
                 self._free(evicted)
         self._loaded.move_to_end(key)
@@ -405,8 +416,11 @@ class MujocoRenderer:
             self._gl = mujoco.GLContext(self._max_size, self._max_size)
         self._gl.make_current()
         if loaded.context is None:
+            self._free_beyond(self.keep_scenes - 1)
+            self._gl.make_current()
             loaded.view = mujoco.MjvScene(loaded.model, maxgeom=MAX_GEOMS)
             loaded.context = mujoco.MjrContext(loaded.model, mujoco.mjtFontScale.mjFONTSCALE_150)
+            self.loads += 1
         assert loaded.view is not None
         # Several scenes share the OpenGL context: bind this one's offscreen buffer.
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, loaded.context)
@@ -420,6 +434,8 @@ class MujocoRenderer:
             mujoco.mjtCatBit.mjCAT_ALL,
             loaded.view,
         )
+        if loaded.view.ngeom >= loaded.view.maxgeom:
+            raise RenderError(f"{self._scene.id} has more than {MAX_GEOMS} geoms to draw")
         loaded.view.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.shadows)
         loaded.view.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
         rect = mujoco.MjrRect(0, 0, size, size)
@@ -428,6 +444,23 @@ class MujocoRenderer:
         mujoco.mjr_readPixels(pixels, None, rect, loaded.context)
         # OpenGL's rows start at the bottom of the image.
         return np.ascontiguousarray(pixels[::-1])
+
+    def _free_beyond(self, count: int) -> None:
+        """Free the contexts of all but the ``count`` most recently used set-up scenes (the
+        scenes stay compiled)."""
+        warm = [kept for kept in self._loaded.values() if kept.context is not None]
+        for kept in warm[: max(0, len(warm) - count)]:
+            self._free(kept)
+
+    def unload(self, scene_id: str, *, mirror: bool = True) -> None:
+        """Forget a kept scene, set up or compiled (nothing if it is not kept); never the
+        loaded one."""
+        key = (scene_id, mirror)
+        loaded = self._loaded.get(key)
+        if loaded is None or loaded is self._current:
+            return
+        del self._loaded[key]
+        self._free(loaded)
 
     def _free(self, loaded: _LoadedScene) -> None:
         if loaded.context is not None and self._gl is not None:

@@ -157,24 +157,36 @@ def job(scene, cell=(0, 0, 0), age=0.0):
     return j
 
 
-def test_a_render_thread_prefers_the_scenes_it_has_set_up():
+def test_a_render_thread_takes_its_own_scenes_first_and_others_only_when_they_wait():
     pool, _ = counting_pool(2, max_wait_s=1.0)
+    robot, human, other = (ROBOT.id, True), (HUMAN.id, True), (OTHER.id, True)
     # Thread 0 keeps the robot and (last used) the human scene; thread 1 keeps the other.
-    pool._held = [
-        OrderedDict.fromkeys([(ROBOT.id, True), (HUMAN.id, True)]),
-        OrderedDict.fromkeys([(OTHER.id, True)]),
-    ]
-    other, human, robot = job(OTHER), job(HUMAN), job(ROBOT, (1, 0, 0))
-    pool._queue = [other, robot, human]
-    assert pool._pick(0) is human  # its current scene first
-    pool._queue = [other, robot]
-    assert pool._pick(0) is robot  # then a scene it keeps
+    pool._held = [OrderedDict.fromkeys([robot, human]), OrderedDict.fromkeys([other])]
+    pool._owner = {robot: 0, human: 0, other: 1}
+    theirs, mine_now, mine_kept = job(OTHER), job(HUMAN), job(ROBOT, (1, 0, 0))
+    pool._queue = [theirs, mine_kept, mine_now]
+    assert pool._pick(0)[0] is mine_now  # its loaded scene first
+    pool._queue = [theirs, mine_kept]
+    assert pool._pick(0)[0] is mine_kept  # then a scene it keeps
     new = job(get_scene("male_1-mano_white-splash"))
-    pool._queue = [other, new]
-    assert pool._pick(0) is new  # then one nobody keeps, leaving thread 1's to thread 1
-    pool._queue = [other]
-    assert pool._pick(0) is other  # rather than idle
+    pool._queue = [theirs, new]
+    assert pool._pick(0)[0] is new  # then one nobody has set up
+    pool._queue = [theirs]
+    picked, wait = pool._pick(0)
+    assert picked is None and 0 < wait <= 1.0  # thread 1's: left to it, for now
     stale = job(OTHER, (2, 0, 0), age=5.0)
-    pool._queue = [stale, human]
-    assert pool._pick(0) is stale  # a request waiting too long goes first, whatever its scene
+    pool._queue = [stale, mine_now]
+    assert pool._pick(0)[0] is stale  # a request waiting too long goes first, whoever's
     pool.close()
+
+
+def test_scenes_in_use_stay_set_up_and_unused_ones_are_freed():
+    pool, _ = counting_pool(1, keep_scenes=2, keep_models=4, idle_scenes=1)
+    scenes = [get_scene(i) for i in ("male_0-mano_white-leaf_0", "male_0-mano_white-leaf_1")]
+    with pool, pool.scene_open(HUMAN), pool.scene_open(ROBOT):
+        for scene in (HUMAN, ROBOT, *scenes, OTHER):
+            pool.render(scene, (0, 0, 0), 16)
+        held = list(pool._held[0])
+        # Both scenes with an open episode are kept; of the unused ones, only the last used.
+        assert held == [(HUMAN.id, True), (ROBOT.id, True), (scenes[1].id, True), (OTHER.id, True)]
+    assert pool.stats.loads == 5

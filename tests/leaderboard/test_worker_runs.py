@@ -336,8 +336,8 @@ def test_a_workers_episodes_share_its_render_pool(settings, monkeypatch):
 
     made: list[MujocoRenderer] = []
 
-    def counting_renderer(keep_scenes):
-        made.append(MujocoRenderer(keep_scenes=keep_scenes))
+    def counting_renderer(keep_scenes, keep_models):
+        made.append(MujocoRenderer(keep_scenes=keep_scenes, keep_models=keep_models))
         return made[-1]
 
     settings.MIRRORBENCH_RENDER_THREADS = 1

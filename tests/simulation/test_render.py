@@ -242,3 +242,15 @@ def test_a_renderer_keeps_only_its_last_scenes():
         assert renderer.loaded_scenes == [other.id, HUMAN.id]
     with pytest.raises(ValueError, match="keep_scenes"):
         MujocoRenderer(keep_scenes=0)
+
+
+def test_a_kept_scene_can_be_freed_but_not_the_loaded_one():
+    with MujocoRenderer(keep_scenes=3) as renderer:
+        for scene in (HUMAN, ROBOT):
+            renderer.load(scene)
+            renderer.render(16)
+        renderer.unload(HUMAN.id)
+        renderer.unload(ROBOT.id)  # the loaded one: kept
+        renderer.unload("no-such-scene")
+        assert renderer.loaded_scenes == [ROBOT.id]
+        assert renderer.render(16).shape == (16, 16, 3)
