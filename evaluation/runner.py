@@ -33,6 +33,7 @@ from evaluation.bundle import (
     now_iso,
     read_bundle,
 )
+from evaluation.memory import limit_malloc_arenas
 from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
 from evaluation.progress import RunProgress
@@ -318,6 +319,7 @@ def run(
     completed episodes of an existing bundle with the same header are kept and skipped; errored
     and unfinished ones run again.
     """
+    limit_malloc_arenas()  # before the worker threads start
     probe = make_agent()
     header = make_header(
         agent=probe.describe(),

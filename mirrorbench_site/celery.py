@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
 
@@ -41,6 +42,14 @@ def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
 
 
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _limit_malloc_arenas(**kwargs: object) -> None:
+    """A worker's task threads share few malloc arenas (``evaluation.memory``)."""
+    from evaluation.memory import limit_malloc_arenas
+
+    limit_malloc_arenas()
 
 
 QUEUES = ("models", "render")

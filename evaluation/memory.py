@@ -1,0 +1,32 @@
+"""Process memory settings for runs with many threads."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+
+M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the most malloc arenas (``MALLOC_ARENA_MAX``)."""
+ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = ARENAS) -> bool:
+    """Cap glibc's malloc arenas for the threads started from now on; return whether it did.
+
+    glibc gives threads up to eight arenas per core, and a run's many worker threads each
+    build megabyte-sized requests (base64 images): memory freed in one arena is not reused by
+    another, so a 64-worker run held about 0.45 GB more than it used. Two arenas cost no
+    measurable speed here. ``MALLOC_ARENA_MAX`` in the environment wins; other C libraries are
+    left alone.
+    """
+    if os.environ.get("MALLOC_ARENA_MAX"):
+        return False
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        return bool(libc.mallopt(M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
