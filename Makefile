@@ -62,6 +62,7 @@ bench: install
 	$(BIN)/python -m benchmarks.charts
 	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.play
+	$(BIN)/python -m benchmarks.throughput
 
 lint: install
 	$(BIN)/ruff check .
