@@ -117,12 +117,12 @@ def test_render_with_an_unavailable_renderer_exits_2_on_one_line(tmp_path, capsy
 
 
 @needs_no_isaac
-def test_the_frames_service_refuses_an_unavailable_renderer(monkeypatch):
-    from leaderboard.services import frames
+def test_the_render_pool_refuses_an_unavailable_renderer(monkeypatch):
+    from evaluation.render_pool import _pool_renderer
 
     monkeypatch.setenv("MIRRORBENCH_RENDERER", "isaac")
     with pytest.raises(BackendError, match="not available here"):
-        frames._default_renderer()
+        _pool_renderer(4, 8)
 
 
 def test_the_isaac_backend_imports_without_isaac_sim_or_pxr():
