@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -72,8 +73,12 @@ def test_stepping_through_a_replay_with_the_keys(live_server, page, episode):
 
     page.locator("circle.point[data-step='3']").click()
     assert _step(page) == 3
-    # The frames the viewer asked for (and preloaded) were rendered and kept.
-    assert Frame.objects.filter(stored__isnull=False).count() >= 4
+    # The frames the viewer asked for (and preloaded) are rendered and kept; the last request
+    # may still be rendering when the click lands.
+    deadline = time.monotonic() + 30
+    while Frame.objects.filter(stored__isnull=False).count() < 4:
+        assert time.monotonic() < deadline, "the frames the viewer asked for were not stored"
+        time.sleep(0.1)
 
 
 def test_a_shared_address_opens_its_step(live_server, page, episode):
