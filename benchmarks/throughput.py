@@ -19,10 +19,10 @@ Figures per configuration, all for the ``run()`` call alone (imports and start-u
 * client CPU (user + sys of the child, every thread, the renderer's included) as a percentage
   of one core and per step (target: flat as workers grow); the server's CPU seconds.
 * peak memory: the child's ``ru_maxrss`` (target < 1.5 GB at 64 workers).
-* frames rendered / reused, where the runner lets them be counted.
+* frames rendered / reused and the render pool's scene set-ups (``RunResult.frames``).
 
 ``--quick`` skips B; ``--only A|B``, ``--workers 1,4``, ``--latency S`` and
-``--render-threads N`` (passed to ``run()`` only where it takes ``render_threads``) are for
+``--render-threads N`` (``run(render_threads=...)``) are for
 ad-hoc runs.
 """
 
@@ -32,7 +32,6 @@ import argparse
 import dataclasses
 import hashlib
 import heapq
-import inspect
 import json
 import os
 import resource
@@ -63,37 +62,6 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # The child: one configuration, one run() call, one JSON line.
 
 
-def _counting_frame_sources(sources: list[Any]) -> None:
-    """Make the runner's FrameSource (where it has one) remember its instances, for counts."""
-    import evaluation.runner
-
-    runner: Any = evaluation.runner
-    original: Any = getattr(runner, "FrameSource", None)
-    if not isinstance(original, type):
-        return
-
-    class Counted(original):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            sources.append(self)
-
-    runner.FrameSource = Counted
-
-
-def _count(result: Any, sources: list[Any], name: str) -> int | None:
-    value = getattr(result, name, None)
-    if isinstance(value, int):
-        return value
-    frames = getattr(result, "frames", None)
-    value = getattr(frames, name, None)
-    if isinstance(value, int):
-        return value
-    counts = [getattr(s, name, None) for s in sources]
-    if sources and all(isinstance(c, int) for c in counts):
-        return sum(c for c in counts if c is not None)
-    return None
-
-
 def _schedule(durations: list[float], workers: int) -> float:
     """Makespan of ``durations`` taken in order by the first free of ``workers`` workers."""
     free = [0.0] * max(1, min(workers, len(durations)))
@@ -115,15 +83,6 @@ def one(args: argparse.Namespace) -> None:
     factory, extras = make_agent_factory(
         MODEL_SPEC, seed=0, base_url=args.base_url, cache=None, allow_private=True
     )
-    kwargs: dict[str, Any] = {}
-    accepts = "render_threads" in inspect.signature(runner.run).parameters
-    if args.render_threads is not None:
-        if accepts:
-            kwargs["render_threads"] = args.render_threads
-        else:
-            print("run() takes no render_threads: not passed", file=sys.stderr)
-    sources: list[Any] = []
-    _counting_frame_sources(sources)
     out = Path(os.environ["MIRRORBENCH_DATA_DIR"]) / "runs" / "throughput.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_SELF)
@@ -136,7 +95,7 @@ def one(args: argparse.Namespace) -> None:
         header_extra=extras,
         seed=0,
         workers=args.workers,
-        **kwargs,
+        render_threads=args.render_threads,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
@@ -161,10 +120,10 @@ def one(args: argparse.Namespace) -> None:
         "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         "cpu_total_s": after.ru_utime + after.ru_stime,
         "maxrss_kb": after.ru_maxrss,
-        "rendered": _count(result, sources, "rendered"),
-        "reused": _count(result, sources, "reused"),
-        "render_threads": args.render_threads if accepts else "n/a",
-        "pool": dataclasses.asdict(result.frames) if hasattr(result, "frames") else None,
+        "rendered": result.frames.rendered,
+        "reused": result.frames.reused,
+        "render_threads": args.render_threads,
+        "pool": dataclasses.asdict(result.frames),
     }
     print("RESULT " + json.dumps(record), flush=True)
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from evaluation.agents import Agent, AgentFactory, Decision, Observation
 from evaluation.bundle import (
     COMPLETED,
@@ -117,13 +115,6 @@ class FrameSource:
         """Close the render pool if this source made it."""
         if self._owns_pool:
             self.pool.close()
-
-
-def encode_png(pixels: np.ndarray) -> bytes:
-    """Return ``pixels`` as a lossless PNG (``evaluation.png``: the same pixels back, fast)."""
-    from evaluation.png import encode_png as encode
-
-    return encode(pixels)
 
 
 def _step_record(
