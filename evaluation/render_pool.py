@@ -40,10 +40,11 @@ from simulation.render import Renderer, frame_key
 RendererFactory = Callable[[], Renderer]
 
 DEFAULT_KEEP_SCENES = 4
-"""Scenes a render thread keeps set up in its OpenGL context (about 40 MB each at 1024 px)."""
+"""Scenes a render thread keeps set up in its OpenGL context (about 16 MB each for a robot; the
+frame buffers are the renderer's, not the scene's)."""
 DEFAULT_KEEP_MODELS = 8
-"""The most scenes a render thread keeps compiled (a robot's is about 26 MB): those of open
-episodes beyond ``keep_scenes`` are set up again when asked for (20-100 ms), not compiled."""
+"""The most scenes a render thread keeps compiled (a robot's is about 14 MB): those of open
+episodes beyond ``keep_scenes`` are set up again when asked for (5-25 ms), not compiled."""
 DEFAULT_IDLE_SCENES = 2
 """Scenes without an open episode a render thread keeps (the next level of a scene comes
 soon after the last one ends)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -301,15 +302,97 @@ def _strip_other_reflections(spec: mujoco.MjSpec, keep: str | None) -> None:
             material.reflectance = 0.0
 
 
+_TARGET_FIELDS = (
+    "offWidth",
+    "offHeight",
+    "offSamples",
+    "offFBO",
+    "offFBO_r",
+    "offColor",
+    "offColor_r",
+    "offDepthStencil",
+    "offDepthStencil_r",
+    "shadowSize",
+    "shadowFBO",
+    "shadowTex",
+)
+"""The fields of an ``MjrContext`` that name its frame buffers and shadow map: the render
+target, which does not depend on the scene."""
+_BUFFER_SIZE_LOCK = threading.Lock()
+
+TargetKey = tuple[int, int, int, int]
+
+
+def _target_key(model: mujoco.MjModel) -> TargetKey:
+    """What a model asks of its render target: offscreen size, samples and shadow map size."""
+    return (
+        int(model.vis.global_.offwidth),
+        int(model.vis.global_.offheight),
+        int(model.vis.quality.offsamples),
+        int(model.vis.quality.shadowsize),
+    )
+
+
+def _make_target(key: TargetKey) -> mujoco.MjrContext:
+    """A context that holds nothing but a render target (and MuJoCo's built-in shapes)."""
+    width, height, samples, shadow = key
+    spec = mujoco.MjSpec()
+    spec.visual.global_.offwidth = width
+    spec.visual.global_.offheight = height
+    spec.visual.quality.offsamples = samples
+    spec.visual.quality.shadowsize = shadow
+    return mujoco.MjrContext(spec.compile(), mujoco.mjtFontScale.mjFONTSCALE_150)
+
+
+def _make_scene_context(model: mujoco.MjModel) -> mujoco.MjrContext:
+    """The scene's meshes and textures in the current OpenGL context, with a 1 x 1 frame buffer
+    and no shadow map of its own (``_LoadedScene.borrow`` lends it the renderer's).
+
+    ``mjr_makeContext`` sizes the buffers from the model, so the sizes are set to their smallest
+    for the call and then put back. Nothing else reads them (every renderer of this module
+    makes its contexts here); the lock keeps two threads from restoring a shrunk size."""
+    vis = model.vis
+    with _BUFFER_SIZE_LOCK:
+        saved = (vis.global_.offwidth, vis.global_.offheight, vis.quality.shadowsize)
+        vis.global_.offwidth = vis.global_.offheight = 1
+        vis.quality.shadowsize = 0
+        try:
+            return mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150)
+        finally:
+            vis.global_.offwidth, vis.global_.offheight, vis.quality.shadowsize = saved
+
+
 @dataclass
 class _LoadedScene:
     """A scene ready to render: its model, the hand's state, and (after the first frame) the
-    GPU-side copy of the model in the renderer's OpenGL context."""
+    GPU-side copy of the model in the renderer's OpenGL context.
+
+    The context draws into the renderer's render target (``borrow``): frame buffers and shadow
+    map (about 24 MB at 1024 px) are made once per renderer, not once per scene, so a kept
+    scene costs its meshes and textures alone and setting one up skips the allocation."""
 
     model: mujoco.MjModel
     data: mujoco.MjData
     view: mujoco.MjvScene | None = None
     context: mujoco.MjrContext | None = None
+    own_target: dict[str, int] | None = None
+
+    def borrow(self, target: mujoco.MjrContext) -> None:
+        assert self.context is not None
+        self.own_target = {name: getattr(self.context, name) for name in _TARGET_FIELDS}
+        for name in _TARGET_FIELDS:
+            setattr(self.context, name, getattr(target, name))
+
+    def free(self) -> None:
+        """Free the context's own objects (never the borrowed target); the GL context must be
+        current."""
+        if self.context is not None:
+            if self.own_target is not None:
+                for name, value in self.own_target.items():
+                    setattr(self.context, name, value)
+            self.context.free()
+        self.context = self.view = None
+        self.own_target = None
 
 
 class MujocoRenderer:
@@ -317,10 +400,11 @@ class MujocoRenderer:
 
     A renderer keeps one OpenGL context for its whole life, made on its first frame in the
     thread that renders (a context belongs to one thread at a time). In it, the last
-    ``keep_scenes`` scenes it drew stay set up (meshes, textures and frame buffers uploaded,
-    about 40 MB each at 1024 px): switching back to one costs nothing. Up to ``keep_models``
-    scenes stay compiled with their state beyond those (a robot's model is about 26 MB):
-    setting one up again costs 20-100 ms instead of the compile (``compiled_model``).
+    ``keep_scenes`` scenes it drew stay set up (meshes and textures uploaded, about 16 MB for
+    a robot): switching back to one costs nothing. They all draw into one render target per
+    renderer (frame buffers and shadow map, about 24 MB at 1024 px). Up to ``keep_models``
+    scenes stay compiled with their state beyond those (a robot's model is about 14 MB):
+    setting one up again costs 5-25 ms instead of the compile (``compiled_model``).
     """
 
     def __init__(
@@ -342,6 +426,7 @@ class MujocoRenderer:
         self._loaded: OrderedDict[tuple[str, bool], _LoadedScene] = OrderedDict()
         self._current: _LoadedScene | None = None
         self._gl: mujoco.GLContext | None = None
+        self._targets: dict[TargetKey, mujoco.MjrContext] = {}
         self._max_size = DEFAULT_SIZE
         self._cell: Vec3 = (0, 0, 0)
         self._camera = mujoco.MjvCamera()
@@ -418,8 +503,12 @@ class MujocoRenderer:
         if loaded.context is None:
             self._free_beyond(self.keep_scenes - 1)
             self._gl.make_current()
+            key = _target_key(loaded.model)
+            if key not in self._targets:
+                self._targets[key] = _make_target(key)
             loaded.view = mujoco.MjvScene(loaded.model, maxgeom=MAX_GEOMS)
-            loaded.context = mujoco.MjrContext(loaded.model, mujoco.mjtFontScale.mjFONTSCALE_150)
+            loaded.context = _make_scene_context(loaded.model)
+            loaded.borrow(self._targets[key])
             self.loads += 1
         assert loaded.view is not None
         # Several scenes share the OpenGL context: bind this one's offscreen buffer.
@@ -465,14 +554,18 @@ class MujocoRenderer:
     def _free(self, loaded: _LoadedScene) -> None:
         if loaded.context is not None and self._gl is not None:
             self._gl.make_current()
-            loaded.context.free()
-        loaded.context = loaded.view = None
+        loaded.free()
 
     def _free_all(self) -> None:
         for loaded in self._loaded.values():
             self._free(loaded)
         self._loaded.clear()
         self._current = None
+        if self._targets and self._gl is not None:
+            self._gl.make_current()
+            for target in self._targets.values():
+                target.free()
+        self._targets.clear()
 
     def close(self) -> None:
         self._free_all()

@@ -254,3 +254,29 @@ def test_a_kept_scene_can_be_freed_but_not_the_loaded_one():
         renderer.unload("no-such-scene")
         assert renderer.loaded_scenes == [ROBOT.id]
         assert renderer.render(16).shape == (16, 16, 3)
+
+
+def test_kept_scenes_share_one_render_target_and_freeing_one_keeps_it():
+    # Frame buffers and shadow map are made once per renderer: every scene context draws into
+    # them, owns only a 1 x 1 buffer, and freeing a scene leaves the shared target alive.
+    other = get_scene("male_0-mano_white-leaf_0")
+    with MujocoRenderer(keep_scenes=3) as renderer:
+        for scene in (HUMAN, ROBOT, other):
+            renderer.load(scene)
+            renderer.render(32)
+        kept = [loaded for loaded in renderer._loaded.values() if loaded.context is not None]
+        assert len(kept) == 3
+        assert len({(k.context.offFBO, k.context.shadowTex) for k in kept}) == 1
+        assert all(k.context.offWidth == 1024 and k.context.shadowSize == 2048 for k in kept)
+        assert all(k.own_target["offWidth"] == 1 for k in kept)
+        assert all(k.own_target["shadowSize"] == 0 for k in kept)
+        # The shared models keep their own sizes (other renderers read them).
+        assert all(k.model.vis.global_.offwidth == 1024 for k in kept)
+        assert all(k.model.vis.quality.shadowsize == 2048 for k in kept)
+        renderer.unload(HUMAN.id)
+        renderer.load(ROBOT)
+        renderer.unload(other.id)
+        renderer.set_hand((1, 0, -1))
+        assert np.array_equal(renderer.render(40), _fresh_mujoco_render(ROBOT, (1, 0, -1), 40))
+        renderer.load(HUMAN)  # set up again after it was freed
+        assert np.array_equal(renderer.render(48), _fresh_mujoco_render(HUMAN, (0, 0, 0), 48))
