@@ -9,6 +9,7 @@ imported meshes are simplified by vertex clustering before they are compiled.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -17,6 +18,37 @@ from simulation.caching import single_flight
 
 MAX_FACES = 3000
 """Triangles kept per mesh at most."""
+
+
+def _row_ids(rows: np.ndarray) -> np.ndarray:
+    """One int64 per row of integers, ordered as the rows are lexicographically.
+
+    ``np.unique(rows, axis=0)`` sorts the rows as structured records, several times slower
+    than sorting these; the unique values, their order, and so every index derived from them
+    are the same. Rows whose ranges do not fit in 62 bits (or no rows) are returned as they
+    are, and then ``axis=0`` is used.
+    """
+    if not len(rows):
+        return rows
+    low = rows.min(axis=0)
+    spans = rows.max(axis=0) - low + 1
+    if float(np.prod(spans.astype(float))) >= 2.0**62:
+        return rows
+    shifted = rows - low
+    ids = shifted[:, 0].copy()
+    for column in range(1, rows.shape[1]):
+        ids *= spans[column]
+        ids += shifted[:, column]
+    return ids
+
+
+def _unique_rows(rows: np.ndarray, **kw: bool) -> tuple[np.ndarray, ...]:
+    """``np.unique(rows, axis=0, **kw)`` through ``_row_ids``: the indices, inverse and counts
+    are the same (the first value is the unique ids, or rows where they could not be packed)."""
+    ids = _row_ids(rows)
+    unique: Any = np.unique
+    result = unique(ids, axis=0 if ids.ndim == 2 else None, **kw)
+    return result if isinstance(result, tuple) else (result,)
 
 
 def cluster_vertices(
@@ -28,7 +60,7 @@ def cluster_vertices(
     collapse onto fewer than three cells, and duplicates, are dropped.
     """
     keys = np.floor(vertices / cell).astype(np.int64)
-    _, cluster, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    _, cluster, counts = _unique_rows(keys, return_inverse=True, return_counts=True)
     cluster = cluster.reshape(-1)
     merged = np.zeros((counts.size, 3))
     np.add.at(merged, cluster, vertices)
@@ -36,7 +68,7 @@ def cluster_vertices(
     tri = cluster[faces]
     keep = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
     tri = tri[keep]
-    _, first = np.unique(np.sort(tri, axis=1), axis=0, return_index=True)
+    _, first = _unique_rows(np.sort(tri, axis=1), return_index=True)
     tri = tri[np.sort(first)]
     used, remap = np.unique(tri, return_inverse=True)
     return merged[used], remap.reshape(-1, 3)

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from simulation.assets.meshes import cluster_vertices, simplify
 
@@ -39,3 +40,49 @@ def test_small_meshes_are_left_alone():
     vertices, faces = sphere(10)
     v, f = simplify(vertices, faces, max_faces=10_000)
     assert v is vertices and f is faces
+
+
+def _cluster_by_byte_rows(vertices, faces, cell):
+    """The clustering as first written, with ``np.unique(axis=0)``: the reference."""
+    keys = np.floor(vertices / cell).astype(np.int64)
+    _, cluster, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    cluster = cluster.reshape(-1)
+    merged = np.zeros((counts.size, 3))
+    np.add.at(merged, cluster, vertices)
+    merged /= counts[:, None]
+    tri = cluster[faces]
+    keep = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+    tri = tri[keep]
+    _, first = np.unique(np.sort(tri, axis=1), axis=0, return_index=True)
+    tri = tri[np.sort(first)]
+    used, remap = np.unique(tri, return_inverse=True)
+    return merged[used], remap.reshape(-1, 3)
+
+
+@pytest.mark.parametrize("cell", [0.01, 0.05, 0.2])
+def test_clustering_gives_what_sorting_whole_rows_gives(cell):
+    # The packed row ids are a speed-up only: the same vertices and triangles, in the same
+    # order, so the simplified meshes (and the frames drawn from them) do not change.
+    rng = np.random.default_rng(7)
+    vertices = rng.normal(size=(4000, 3)) - 3.0  # negative coordinates too
+    faces = rng.integers(0, len(vertices), size=(8000, 3))
+    got_v, got_f = cluster_vertices(vertices, faces, cell)
+    want_v, want_f = _cluster_by_byte_rows(vertices, faces, cell)
+    assert np.array_equal(got_v, want_v)
+    assert np.array_equal(got_f, want_f)
+
+
+def test_rows_too_wide_to_pack_fall_back_to_sorting_rows():
+    from simulation.assets.meshes import _row_ids, _unique_rows
+
+    rows = np.array([[0, 0, 0], [2**40, 2**40, 1], [0, 0, 0]], dtype=np.int64)
+    assert _row_ids(rows) is rows
+    values, index = _unique_rows(rows, return_index=True)
+    assert values.tolist() == [[0, 0, 0], [2**40, 2**40, 1]]
+    assert index.tolist() == [0, 1]
+
+
+def test_a_mesh_that_collapses_entirely_gives_no_triangles():
+    vertices = np.array([[0.0, 0.0, 0.0], [0.001, 0.0, 0.0], [0.0, 0.001, 0.0]])
+    v, f = cluster_vertices(vertices, np.array([[0, 1, 2]]), 1.0)
+    assert len(f) == 0 and len(v) == 0
