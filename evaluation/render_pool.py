@@ -219,7 +219,7 @@ class RenderPool:
                 self._queue.append(job)
                 if len(self._queue) > self._idle and len(self._workers) < self.threads:
                     self._start_worker()  # one more renderer only when every one is busy
-                self._cond.notify()
+                self._cond.notify_all()  # the owner of the scene must hear of it
             else:
                 self.stats.shared += 1
         return job.future.result(timeout=timeout_s), mine

@@ -190,3 +190,24 @@ def test_scenes_in_use_stay_set_up_and_unused_ones_are_freed():
         # Both scenes with an open episode are kept; of the unused ones, only the last used.
         assert held == [(HUMAN.id, True), (ROBOT.id, True), (scenes[1].id, True), (OTHER.id, True)]
     assert pool.stats.loads == 5
+
+
+def test_a_request_reaches_the_render_thread_that_owns_its_scene():
+    # Both threads idle, each owning a scene: a request wakes its scene's thread at once, not
+    # whichever thread waited longest (which would leave it for max_wait_s).
+    gate = threading.Event()
+    pool, made = counting_pool(2, max_wait_s=60.0, gate=gate)
+    with pool, ThreadPoolExecutor(2) as ask:
+        first = ask.submit(pool.render, ROBOT, (0, 0, 0), 16)
+        while not made:
+            time.sleep(0.01)
+        second = ask.submit(pool.render, HUMAN, (0, 0, 0), 16)
+        while len(made) < 2:
+            time.sleep(0.01)
+        gate.set()
+        first.result(10), second.result(10)
+        assert set(pool._owner.values()) == {0, 1}
+        for scene in (ROBOT, ROBOT, HUMAN, HUMAN, ROBOT):
+            cell = (len(made[0].loads) + made[0].renders + made[1].renders, 0, 0)
+            pool.render(scene, cell, 16, timeout_s=10)
+    assert made[0].renders + made[1].renders == 7
