@@ -9,9 +9,13 @@ them, each with one renderer it keeps for its whole life and reuses across episo
 - A frame is rendered once, whoever asks: requests for a frame being rendered wait for that
   render, and the last ``keep_bytes`` of PNGs stay in memory (the levels of a scene start with
   the same views).
-- A render thread keeps its last ``keep_scenes`` scenes set up, and prefers waiting requests
-  for the scene it has loaded, then for the others it keeps, then for scenes no other thread
-  keeps; a request older than ``max_wait_s`` goes first whatever its scene, so none starves.
+- Requests go in the order their episodes started (``scene_open``), oldest first, then in the
+  order they came: the episodes begun first finish first, so the next ones start while the
+  renderers are busy rather than in a tail of their own at the end of a run. Requests from
+  outside an episode (a viewer waiting for a frame) go before any episode's.
+- Each scene belongs to the render thread that set it up, which keeps its last
+  ``keep_scenes`` scenes set up; another thread takes a scene's requests only once they have
+  waited ``max_wait_s``.
 - Frames are encoded to PNG in the render thread (``evaluation.png``).
 
 An OpenGL context belongs to the thread that made it: each renderer is made, used and closed in
@@ -23,6 +27,7 @@ and stop with ``close()``.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import threading
 import time
@@ -79,6 +84,7 @@ class _Job:
     cell: Vec3
     size: int
     mirror: bool
+    priority: int = 0
     queued: float = field(default_factory=time.monotonic)
     future: Future[bytes] = field(default_factory=Future)
 
@@ -132,6 +138,7 @@ class RenderPool:
         self._held: list[OrderedDict[tuple[str, bool], None]] = []
         self._owner: dict[tuple[str, bool], int] = {}
         self._refs: dict[tuple[str, bool], int] = {}
+        self._episodes = itertools.count(1)
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -156,14 +163,16 @@ class RenderPool:
         return frame_key(self.version(), scene.id, cell, size, mirror=mirror)
 
     @contextmanager
-    def scene_open(self, scene: Scene, *, mirror: bool = True) -> Iterator[None]:
+    def scene_open(self, scene: Scene, *, mirror: bool = True) -> Iterator[int]:
         """Mark ``scene`` in use while the block runs (an episode): the render thread that set
-        it up keeps it until no episode uses it."""
+        it up keeps it until no episode uses it. Yields the episode's priority (1 for the first
+        episode opened in this pool, then 2, ...): pass it to ``render``."""
         scene_key = (scene.id, mirror)
         with self._cond:
             self._refs[scene_key] = self._refs.get(scene_key, 0) + 1
+            priority = next(self._episodes)
         try:
-            yield
+            yield priority
         finally:
             with self._cond:
                 left = self._refs[scene_key] - 1
@@ -194,8 +203,12 @@ class RenderPool:
         *,
         mirror: bool = True,
         timeout_s: float | None = None,
+        priority: int = 0,
     ) -> tuple[bytes, bool]:
         """Return the PNG of a view and whether this call had it rendered.
+
+        Lower ``priority`` goes first: 0 (the default) for a frame someone is waiting for, an
+        episode's number from ``scene_open`` for an episode's frames.
 
         A frame in memory is returned at once (``False``); a frame being rendered for another
         caller is waited for (``False``); otherwise it is rendered (``True``: the caller that
@@ -214,13 +227,14 @@ class RenderPool:
             job = self._in_flight.get(key)
             mine = job is None
             if job is None:
-                job = _Job(key, scene, cell, size, mirror)
+                job = _Job(key, scene, cell, size, mirror, priority)
                 self._in_flight[key] = job
                 self._queue.append(job)
                 if len(self._queue) > self._idle and len(self._workers) < self.threads:
                     self._start_worker()  # one more renderer only when every one is busy
                 self._cond.notify_all()  # the owner of the scene must hear of it
             else:
+                job.priority = min(job.priority, priority)
                 self.stats.shared += 1
         return job.future.result(timeout=timeout_s), mine
 
@@ -265,32 +279,19 @@ class RenderPool:
     def _pick(self, index: int) -> tuple[_Job | None, float]:
         """The next job for render thread ``index``, or None and how long to wait (lock held).
 
-        Each scene belongs to the thread that set it up: its jobs go there. A thread takes, in
-        order: any job it may take that has waited ``max_wait_s``; a job for the scene it has
-        loaded; one for another scene it keeps; one for a scene nobody has set up. A job for
-        another thread's scene is taken (stolen) only once it has waited ``max_wait_s``.
+        Each scene belongs to the thread that set it up: its jobs go there. A thread takes the
+        first job, by priority and then by age, of a scene it keeps or that nobody keeps; a job
+        for another thread's scene only once it has waited ``max_wait_s`` (stolen).
         """
         now = time.monotonic()
-        held = self._held[index]
-        current = next(reversed(held), None)
-        best: _Job | None = None
-        best_rank = 9
         wait = self.max_wait_s
-        for job in self._queue:  # oldest first
-            scene = job.scene_key
-            owner = self._owner.get(scene)
+        for job in sorted(self._queue, key=lambda j: (j.priority, j.queued)):
+            owner = self._owner.get(job.scene_key)
             waited = now - job.queued
-            if owner is not None and owner != index and waited <= self.max_wait_s:
-                wait = min(wait, self.max_wait_s - waited)
-                continue  # another thread's, and not waiting long
-            if waited > self.max_wait_s:
+            if owner is None or owner == index or waited > self.max_wait_s:
                 return job, 0.0
-            if scene == current:
-                return job, 0.0
-            rank = 0 if owner == index else 1
-            if rank < best_rank:
-                best, best_rank = job, rank
-        return best, max(wait, 0.01)
+            wait = min(wait, self.max_wait_s - waited)  # another thread's, not waiting long
+        return None, max(wait, 0.01)
 
     def _take(self, index: int, job: _Job) -> bool:
         """Give ``job``'s scene to thread ``index``; return whether it must be set up there."""

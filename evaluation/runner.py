@@ -76,8 +76,9 @@ class FrameSource:
         self.rendered = 0
         self.reused = 0
 
-    def png(self, scene: Scene, cell: Vec3) -> tuple[bytes, str]:
-        """Return the PNG of the view of ``scene`` with the hand at ``cell``, and its key."""
+    def png(self, scene: Scene, cell: Vec3, *, priority: int = 0) -> tuple[bytes, str]:
+        """Return the PNG of the view of ``scene`` with the hand at ``cell``, and its key
+        (``priority``: see ``RenderPool.render``)."""
         key = self.pool.key(scene, cell, self.size)
         png = self.pool.cached(key)
         if png is None and self._lookup is not None:
@@ -86,7 +87,7 @@ class FrameSource:
                 self.pool.remember(key, png)
         mine = False
         if png is None:
-            png, mine = self.pool.render(scene, cell, self.size)
+            png, mine = self.pool.render(scene, cell, self.size, priority=priority)
             if mine and self._on_render is not None:
                 self._on_render(key, png)
         with self._lock:
@@ -100,11 +101,13 @@ class FrameSource:
     def episode(self, scene: Scene) -> Iterator[FrameFunction]:
         """Yield ``frame(cell) -> (image, frame key)`` for one episode of ``scene``."""
 
-        def frame(cell: Vec3) -> tuple[ImagePart, str]:
-            png, key = self.png(scene, cell)
-            return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
+        # Its renderer keeps the scene set up meanwhile; the episodes begun first go first.
+        with self.pool.scene_open(scene) as priority:
 
-        with self.pool.scene_open(scene):  # its renderer keeps the scene set up meanwhile
+            def frame(cell: Vec3) -> tuple[ImagePart, str]:
+                png, key = self.png(scene, cell, priority=priority)
+                return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
+
             yield frame
 
     def version(self) -> str:

@@ -151,33 +151,56 @@ def test_a_closed_pool_refuses_new_work():
         RenderPool(0)
 
 
-def job(scene, cell=(0, 0, 0), age=0.0):
-    j = _Job("k" + scene.id + str(cell), scene, cell, 16, True)
+def job(scene, cell=(0, 0, 0), age=0.0, priority=0):
+    j = _Job("k" + scene.id + str(cell), scene, cell, 16, True, priority)
     j.queued -= age
     return j
 
 
-def test_a_render_thread_takes_its_own_scenes_first_and_others_only_when_they_wait():
+def test_a_render_thread_takes_its_scenes_and_new_ones_by_priority_others_only_when_they_wait():
     pool, _ = counting_pool(2, max_wait_s=1.0)
     robot, human, other = (ROBOT.id, True), (HUMAN.id, True), (OTHER.id, True)
-    # Thread 0 keeps the robot and (last used) the human scene; thread 1 keeps the other.
+    # Thread 0 keeps the robot and the human scene; thread 1 keeps the other.
     pool._held = [OrderedDict.fromkeys([robot, human]), OrderedDict.fromkeys([other])]
     pool._owner = {robot: 0, human: 0, other: 1}
-    theirs, mine_now, mine_kept = job(OTHER), job(HUMAN), job(ROBOT, (1, 0, 0))
-    pool._queue = [theirs, mine_kept, mine_now]
-    assert pool._pick(0)[0] is mine_now  # its loaded scene first
-    pool._queue = [theirs, mine_kept]
-    assert pool._pick(0)[0] is mine_kept  # then a scene it keeps
-    new = job(get_scene("male_1-mano_white-splash"))
-    pool._queue = [theirs, new]
-    assert pool._pick(0)[0] is new  # then one nobody has set up
+    theirs = job(OTHER, priority=1)
+    later, earlier = job(HUMAN, priority=5), job(ROBOT, (1, 0, 0), priority=2)
+    pool._queue = [theirs, later, earlier]
+    assert pool._pick(0)[0] is earlier  # the episode begun first, though asked for last
+    new = job(get_scene("male_1-mano_white-splash"), priority=3)
+    pool._queue = [theirs, later, new]
+    assert pool._pick(0)[0] is new  # a scene nobody has set up, by the same order
+    viewer = job(HUMAN, (4, 0, 0), priority=0)
+    pool._queue = [later, viewer]
+    assert pool._pick(0)[0] is viewer  # a frame someone waits for goes before episodes
     pool._queue = [theirs]
     picked, wait = pool._pick(0)
     assert picked is None and 0 < wait <= 1.0  # thread 1's: left to it, for now
-    stale = job(OTHER, (2, 0, 0), age=5.0)
-    pool._queue = [stale, mine_now]
-    assert pool._pick(0)[0] is stale  # a request waiting too long goes first, whoever's
+    stale = job(OTHER, (2, 0, 0), age=5.0, priority=9)
+    pool._queue = [stale]
+    assert pool._pick(0)[0] is stale  # waited too long: taken by whoever is free
     pool.close()
+
+
+def test_episodes_get_priorities_in_the_order_they_open_and_a_shared_frame_takes_the_best():
+    gate = threading.Event()
+    pool, made = counting_pool(1, gate=gate)
+    opened = (pool.scene_open(ROBOT), pool.scene_open(HUMAN))
+    with pool, ThreadPoolExecutor(3) as ask, opened[0] as first, opened[1] as second:
+        assert (first, second) == (1, 2)
+        blocker = ask.submit(pool.render, ROBOT, (9, 0, 0), 16)
+        while not made or made[0].renders or not pool._in_flight:
+            time.sleep(0.01)
+        late = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, priority=second)
+        while len(pool._queue) < 1:
+            time.sleep(0.01)
+        shared = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, priority=0)
+        while pool.stats.shared < 1:
+            time.sleep(0.01)
+        assert pool._queue[0].priority == 0  # the waiting viewer's priority, not the episode's
+        gate.set()
+        for future in (blocker, late, shared):
+            future.result(10)
 
 
 def test_scenes_in_use_stay_set_up_and_unused_ones_are_freed():
