@@ -349,8 +349,10 @@ def _make_scene_context(model: mujoco.MjModel) -> mujoco.MjrContext:
     and no shadow map of its own (``_LoadedScene.borrow`` lends it the renderer's).
 
     ``mjr_makeContext`` sizes the buffers from the model, so the sizes are set to their smallest
-    for the call and then put back. Nothing else reads them (every renderer of this module
-    makes its contexts here); the lock keeps two threads from restoring a shrunk size."""
+    for the call and then put back; the lock keeps two threads from restoring a shrunk size.
+    Meanwhile the shared model (``compiled_model``) shows the shrunk sizes to other threads:
+    only code making an OpenGL context from it reads them, which in this project is this
+    function alone (``mujoco.Renderer`` is used on it in tests only, single-threaded)."""
     vis = model.vis
     with _BUFFER_SIZE_LOCK:
         saved = (vis.global_.offwidth, vis.global_.offheight, vis.quality.shadowsize)
