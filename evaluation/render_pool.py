@@ -17,6 +17,9 @@ them, each with one renderer it keeps for its whole life and reuses across episo
   ``keep_scenes`` scenes set up; another thread takes a scene's requests only once they have
   waited ``max_wait_s``.
 - Frames are encoded to PNG in the render thread (``evaluation.png``).
+- A run says which scenes come next (``expect``): a render thread with nothing to do prepares
+  the next ``prepare_ahead`` of them (a backend's ``prepare``: compiling a scene, 0.1-2 s for a
+  robot), so the episodes that open them do not wait for it.
 
 An OpenGL context belongs to the thread that made it: each renderer is made, used and closed in
 its own render thread. Threads start on the first request (so a process that forks after
@@ -33,7 +36,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -56,6 +59,8 @@ soon after the last one ends)."""
 DEFAULT_KEEP_BYTES = 128 * 2**20
 """PNG bytes kept in memory (about 390 frames at 1024 px)."""
 DEFAULT_MAX_WAIT_S = 1.0
+DEFAULT_PREPARE_AHEAD = 2
+"""Expected scenes, not yet open, that idle render threads prepare at most."""
 
 
 def default_threads() -> int:
@@ -96,13 +101,14 @@ class _Job:
 @dataclass
 class PoolStats:
     """What a pool did: frames rendered, served from memory, shared with a render in flight,
-    and scenes set up by the render threads."""
+    scenes set up by the render threads, and expected scenes prepared ahead of time."""
 
     rendered: int = 0
     reused: int = 0
     shared: int = 0
     loads: int = 0
     render_s: float = 0.0
+    prepared: int = 0
 
 
 class RenderPool:
@@ -118,6 +124,7 @@ class RenderPool:
         idle_scenes: int = DEFAULT_IDLE_SCENES,
         keep_bytes: int = DEFAULT_KEEP_BYTES,
         max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        prepare_ahead: int = DEFAULT_PREPARE_AHEAD,
     ) -> None:
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
@@ -127,6 +134,7 @@ class RenderPool:
         self.idle_scenes = idle_scenes
         self.keep_bytes = keep_bytes
         self.max_wait_s = max_wait_s
+        self.prepare_ahead = prepare_ahead
         self._make_renderer = make_renderer or (
             lambda: _pool_renderer(self.keep_scenes, self.keep_models)
         )
@@ -139,6 +147,8 @@ class RenderPool:
         self._owner: dict[tuple[str, bool], int] = {}
         self._refs: dict[tuple[str, bool], int] = {}
         self._episodes = itertools.count(1)
+        self._expected: OrderedDict[tuple[str, bool], Scene] = OrderedDict()
+        self._ready: set[tuple[str, bool]] = set()  # prepared, not yet open
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -169,6 +179,10 @@ class RenderPool:
         episode opened in this pool, then 2, ...): pass it to ``render``."""
         scene_key = (scene.id, mirror)
         with self._cond:
+            self._expected.pop(scene_key, None)
+            if scene_key in self._ready:
+                self._ready.discard(scene_key)
+                self._cond.notify_all()  # room to prepare the next expected scene
             self._refs[scene_key] = self._refs.get(scene_key, 0) + 1
             priority = next(self._episodes)
         try:
@@ -180,6 +194,17 @@ class RenderPool:
                     self._refs[scene_key] = left
                 else:
                     del self._refs[scene_key]
+
+    def expect(self, scenes: Iterable[Scene], *, mirror: bool = True) -> None:
+        """Say that episodes of ``scenes`` will open, in this order (after any expected
+        before): idle render threads prepare the next ``prepare_ahead`` of them."""
+        with self._cond:
+            for scene in scenes:
+                scene_key = (scene.id, mirror)
+                if scene_key not in self._refs:
+                    self._expected.setdefault(scene_key, scene)
+            if self._expected:
+                self._cond.notify_all()
 
     def cached(self, key: str) -> bytes | None:
         """Return the PNG of ``key`` if it is in memory."""
@@ -321,24 +346,58 @@ class RenderPool:
                 del self._owner[scene]
         return drop
 
+    def _next_expected(self) -> tuple[Scene, bool] | None:
+        """Take the next expected scene to prepare, if fewer than ``prepare_ahead`` are
+        prepared and not yet open (lock held)."""
+        if self._closed or not self._expected or len(self._ready) >= self.prepare_ahead:
+            return None
+        scene_key, scene = self._expected.popitem(last=False)
+        self._ready.add(scene_key)
+        return scene, scene_key[1]
+
+    def _prepare(self, renderer: Renderer | None, scene: Scene, mirror: bool) -> Renderer | None:
+        """Prepare an expected scene with this thread's renderer (made if need be)."""
+        try:
+            if renderer is None:
+                renderer = self._make_renderer()
+            prepare = getattr(renderer, "prepare", None)
+            if prepare is not None:
+                prepare(scene, mirror=mirror)
+                with self._cond:
+                    self.stats.prepared += 1
+        except Exception:  # only ahead of time: the episode's own load reports it
+            pass
+        return renderer
+
     def _work(self, index: int) -> None:
         renderer: Renderer | None = None
         try:
             while True:
                 with self._cond:
                     job: _Job | None = None
+                    ahead: tuple[Scene, bool] | None = None
                     while not self._closed or self._queue:
                         wait: float | None = None  # nothing queued: until notified
                         if self._queue:
                             job, wait = self._pick(index)
                         if job is not None:
                             break
+                        ahead = self._next_expected()
+                        if ahead is not None:
+                            break
                         self._idle += 1
                         self._cond.wait(wait)
                         self._idle -= 1
-                    if job is None:
+                    if ahead is not None:
+                        pass  # prepared below, outside the lock
+                    elif job is None:
                         return
-                    setup = self._take(index, job)
+                    else:
+                        setup = self._take(index, job)
+                if ahead is not None:
+                    renderer = self._prepare(renderer, *ahead)
+                    continue
+                assert job is not None
                 try:
                     started = time.perf_counter()
                     if renderer is None:

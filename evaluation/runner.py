@@ -342,6 +342,8 @@ def run(
         if probe.needs_images
         else None
     )
+    if frames is not None:
+        frames.pool.expect(scene for scene, _ in todo)  # compiled ahead while the cores idle
     started = time.monotonic()
 
     def play(scene: Scene, level: int) -> dict[str, Any]:

@@ -29,4 +29,16 @@ def single_flight(function: F) -> F:
         with lock:
             return function(*args, **kwargs)
 
+    def busy(*args: Any, **kwargs: Any) -> bool:
+        lock = locks.get((args, tuple(sorted(kwargs.items()))))
+        return lock is not None and lock.locked()
+
+    wrapper.busy = busy  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def computing(function: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+    """Whether a thread is computing ``function(*args, **kwargs)`` right now (``function``
+    made by ``single_flight``): a caller with other work can do that first and come back."""
+    busy: Callable[..., bool] = function.busy  # type: ignore[attr-defined]
+    return busy(*args, **kwargs)

@@ -477,6 +477,10 @@ class MujocoRenderer:
         self._scene, self._mirror, self._current = scene, mirror, loaded
         self.set_hand((0, 0, 0))
 
+    def prepare(self, scene: Scene, *, mirror: bool = True) -> None:
+        """Compile ``scene`` ahead of its ``load`` (any thread: no OpenGL is involved)."""
+        compiled_model(scene, mirror=mirror, max_size=self._max_size, antialias=self.antialias)
+
     def set_hand(self, cell: Vec3) -> None:
         if self._scene is None or self._current is None:
             raise RenderError("no scene loaded: call load(scene) first")

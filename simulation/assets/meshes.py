@@ -14,7 +14,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simulation.caching import single_flight
+from simulation.caching import computing, single_flight
 
 MAX_FACES = 3000
 """Triangles kept per mesh at most."""
@@ -92,7 +92,7 @@ def simplify(
 @single_flight
 @lru_cache(maxsize=256)
 def _load_simplified(
-    path: str, scale: tuple[float, float, float], max_faces: int
+    path: str, scale: tuple[float, ...], max_faces: int
 ) -> tuple[tuple[float, ...], tuple[int, ...]]:
     spec = mujoco.MjSpec()
     spec.add_mesh(name="m", file=path, scale=list(scale))
@@ -111,15 +111,29 @@ def _load_simplified(
 
 
 def simplify_meshes(spec: mujoco.MjSpec, max_faces: int = MAX_FACES) -> None:
-    """Replace every file mesh of ``spec`` with a simplified copy (cached per file and scale)."""
+    """Replace every file mesh of ``spec`` with a simplified copy (cached per file and scale).
+
+    Meshes another thread is simplifying now are left to the end: two threads setting up
+    scenes of one robot share its meshes between them instead of waiting on each other.
+    """
+    later = []
     for mesh in spec.meshes:
         if not mesh.file:
             continue
-        scale = tuple(float(s) for s in mesh.scale)
-        vertices, faces = _load_simplified(mesh.file, scale, max_faces)
-        mesh.file = ""
-        mesh.scale = [1.0, 1.0, 1.0]
-        mesh.uservert = list(vertices)
-        mesh.userface = list(faces)
-        mesh.usernormal = []
-        mesh.usertexcoord = []
+        key = (mesh.file, tuple(float(s) for s in mesh.scale), max_faces)
+        if computing(_load_simplified, *key):
+            later.append((mesh, key))
+        else:
+            _use_simplified(mesh, key)
+    for mesh, key in later:
+        _use_simplified(mesh, key)
+
+
+def _use_simplified(mesh: mujoco.MjsMesh, key: tuple[str, tuple[float, ...], int]) -> None:
+    vertices, faces = _load_simplified(*key)
+    mesh.file = ""
+    mesh.scale = [1.0, 1.0, 1.0]
+    mesh.uservert = list(vertices)
+    mesh.userface = list(faces)
+    mesh.usernormal = []
+    mesh.usertexcoord = []

@@ -37,6 +37,7 @@ class CountingRenderer:
         self.renders = 0
         self.closed_in: int | None = None
         self.cell = (0, 0, 0)
+        self.prepared: list[str] = []
         made.append(self)
 
     version = "counting-1"
@@ -50,6 +51,10 @@ class CountingRenderer:
 
     def set_hand(self, cell):
         self.cell = cell
+
+    def prepare(self, scene, *, mirror=True):
+        self.threads.add(threading.get_ident())
+        self.prepared.append(scene.id)
 
     def render(self, size=64):
         self.threads.add(threading.get_ident())
@@ -234,3 +239,43 @@ def test_a_request_reaches_the_render_thread_that_owns_its_scene():
             cell = (len(made[0].loads) + made[0].renders + made[1].renders, 0, 0)
             pool.render(scene, cell, 16, timeout_s=10)
     assert made[0].renders + made[1].renders == 7
+
+
+def wait_for(condition, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_idle_render_threads_prepare_the_next_expected_scenes_not_yet_open():
+    pool, made = counting_pool(1, prepare_ahead=2)
+    fourth = get_scene("male_1-mano_white-splash")
+    with pool, pool.scene_open(HUMAN):
+        pool.expect([HUMAN, ROBOT, OTHER, fourth])
+        pool.render(HUMAN, (0, 0, 0), 16)  # starts the render thread; its frame goes first
+        # The open scene is not prepared again; two ahead at most, in the order expected.
+        assert wait_for(lambda: made[0].prepared == [ROBOT.id, OTHER.id])
+        time.sleep(0.1)
+        assert made[0].prepared == [ROBOT.id, OTHER.id]
+        with pool.scene_open(ROBOT):  # one of them opens: room for the next
+            assert wait_for(lambda: made[0].prepared == [ROBOT.id, OTHER.id, fourth.id])
+    assert pool.stats.prepared == 3 and len(made) == 1 and len(made[0].threads) == 1
+
+
+def test_a_failed_prepare_is_dropped_and_the_episode_loads_as_usual():
+    pool, made = counting_pool(1, prepare_ahead=4)
+    failing = []
+
+    def prepare(scene, *, mirror=True):
+        failing.append(scene.id)
+        raise RuntimeError("cannot compile")
+
+    with pool:
+        png, mine = pool.render(HUMAN, (0, 0, 0), 16)
+        made[0].prepare = prepare
+        pool.expect([ROBOT, OTHER])
+        assert wait_for(lambda: failing == [ROBOT.id, OTHER.id])
+        png, mine = pool.render(ROBOT, (1, 0, 0), 16)  # the episode's own load still works
+        assert mine and png.startswith(b"\x89PNG")
+    assert pool.stats.prepared == 0

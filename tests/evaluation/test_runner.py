@@ -366,3 +366,28 @@ def test_many_workers_share_a_few_persistent_renderers(tmp_path):
     # The four levels of a scene play the same moves here: each view is rendered once.
     assert frames.rendered == len({s["frame_key"] for e in lines(out)[1:] for s in e["steps"]})
     assert frames.rendered < steps and frames.loads <= 4
+
+
+def test_a_run_tells_its_render_pool_the_scenes_to_come_in_order(tmp_path, monkeypatch):
+    from evaluation.render_pool import RenderPool
+
+    told: list[list[str]] = []
+    real = RenderPool.expect
+
+    def expect(self, scenes, **kw):
+        scenes = list(scenes)
+        told.append([s.id for s in scenes])
+        return real(self, scenes, **kw)
+
+    monkeypatch.setattr(RenderPool, "expect", expect)
+    result = run(
+        lambda: ModelAgent(FlakyClient(100), image_history=1),
+        SCENES,
+        [0, 1],
+        tmp_path / "run.jsonl",
+        header_extra=EXTRA,
+        image_size=32,
+        progress_stream=None,
+    )
+    assert told == [[s.id for s in SCENES for _ in (0, 1)]]  # the order episodes will open in
+    assert result.errors == 0 and result.frames.prepared <= len(SCENES)

@@ -5,7 +5,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
-from simulation.caching import single_flight
+from simulation.caching import computing, single_flight
 
 
 def test_threads_asking_for_the_same_key_at_once_compute_it_once():
@@ -34,3 +34,23 @@ def test_different_keys_are_computed_in_parallel():
 
     with ThreadPoolExecutor(2) as threads:
         assert sorted(threads.map(meets, [1, 2])) == [1, 2]
+
+
+def test_computing_says_which_key_a_thread_is_computing_now():
+    inside, release = threading.Event(), threading.Event()
+
+    @single_flight
+    @lru_cache(maxsize=4)
+    def held(key: int) -> int:
+        inside.set()
+        assert release.wait(5)
+        return key
+
+    assert not computing(held, 1)
+    with ThreadPoolExecutor(1) as thread:
+        answer = thread.submit(held, 1)
+        assert inside.wait(5)
+        assert computing(held, 1) and not computing(held, 2)
+        release.set()
+        assert answer.result(5) == 1
+    assert not computing(held, 1)  # done: read from the cache from now on

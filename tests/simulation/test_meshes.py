@@ -1,6 +1,12 @@
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
 import numpy as np
 import pytest
 
+from simulation.assets import meshes
 from simulation.assets.meshes import cluster_vertices, simplify
 
 
@@ -73,3 +79,48 @@ def test_a_mesh_that_collapses_entirely_gives_no_triangles():
     vertices = np.array([[0.0, 0.0, 0.0], [0.001, 0.0, 0.0], [0.0, 0.001, 0.0]])
     v, f = cluster_vertices(vertices, np.array([[0, 1, 2]]), 1.0)
     assert len(f) == 0 and len(v) == 0
+
+
+def _obj_file(path, size: float) -> str:
+    path.write_text(
+        f"v 0 0 0\nv {size} 0 0\nv 0 {size} 0\nv 0 0 {size}\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+    )
+    return str(path)
+
+
+def _spec_with(*files: str) -> mujoco.MjSpec:
+    spec = mujoco.MjSpec()
+    for i, file in enumerate(files):
+        spec.add_mesh(name=f"m{i}", file=file)
+        spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"m{i}")
+    return spec
+
+
+def test_a_mesh_another_thread_is_simplifying_is_left_to_the_end(tmp_path, monkeypatch):
+    first, second = _obj_file(tmp_path / "a.obj", 0.1), _obj_file(tmp_path / "b.obj", 0.2)
+    inside, release = threading.Event(), threading.Event()
+    order: list[int] = []
+    real = meshes.simplify
+
+    def watched(vertices, faces, max_faces=meshes.MAX_FACES):
+        order.append(len(order))
+        if len(order) == 1:  # the other thread's: it holds the first mesh for a while
+            inside.set()
+            assert release.wait(10)
+        return real(vertices, faces, max_faces)
+
+    monkeypatch.setattr(meshes, "simplify", watched)
+    with ThreadPoolExecutor(2) as threads:
+        other = threads.submit(meshes.simplify_meshes, _spec_with(first))
+        assert inside.wait(10)
+        both = _spec_with(first, second)
+        mine = threads.submit(meshes.simplify_meshes, both)
+        deadline = time.monotonic() + 10
+        while len(order) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(order) == 2  # the second mesh, while the first is still being simplified
+        release.set()
+        other.result(10), mine.result(10)
+    assert len(order) == 2  # each mesh once: the first was read from the cache after all
+    model = both.compile()
+    assert model.nmesh == 2 and model.mesh_vertnum.tolist() == [4, 4]

@@ -280,3 +280,16 @@ def test_kept_scenes_share_one_render_target_and_freeing_one_keeps_it():
         assert np.array_equal(renderer.render(40), _fresh_mujoco_render(ROBOT, (1, 0, -1), 40))
         renderer.load(HUMAN)  # set up again after it was freed
         assert np.array_equal(renderer.render(48), _fresh_mujoco_render(HUMAN, (0, 0, 0), 48))
+
+
+def test_prepare_compiles_a_scene_ahead_without_a_context_so_load_finds_it():
+    from simulation.mujoco_backend import compiled_model
+
+    cache = compiled_model.__wrapped__  # the lru_cache under single_flight
+    with MujocoRenderer() as renderer:
+        renderer.prepare(HUMAN)
+        assert renderer._gl is None  # no OpenGL: any thread may prepare
+        before = cache.cache_info()
+        renderer.load(HUMAN)
+        after = cache.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 1, before.misses)
