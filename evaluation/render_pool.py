@@ -9,10 +9,14 @@ them, each with one renderer it keeps for its whole life and reuses across episo
 - A frame is rendered once, whoever asks: requests for a frame being rendered wait for that
   render, and the last ``keep_bytes`` of PNGs stay in memory (the levels of a scene start with
   the same views).
-- Requests go in the order their episodes started (``scene_open``), oldest first, then in the
-  order they came: the episodes begun first finish first, so the next ones start while the
-  renderers are busy rather than in a tail of their own at the end of a run. Requests from
-  outside an episode (a viewer waiting for a frame) go before any episode's.
+- Requests from outside an episode (a viewer waiting for a frame) go first. An episode's are
+  ordered by what ends a run soonest. While episodes are still to begin (``expect``), or the
+  pool does not know, the episode that opened first (``scene_open``) goes first: it ends
+  sooner, and the next episode begins in its place. Once every expected episode has begun,
+  the run ends when its longest chain of steps (a frame, the model's answer, the next frame)
+  does: the episodes with the most steps left (``steps_left``) go first, so all move on at
+  once and none is left to finish alone, step after step, while the cores idle. Then in the
+  order the requests came.
 - Each scene belongs to the render thread that set it up, which keeps its last
   ``keep_scenes`` scenes set up; another thread takes a scene's requests only once they have
   waited ``max_wait_s``.
@@ -47,10 +51,12 @@ from simulation.render import Renderer, frame_key
 
 RendererFactory = Callable[[], Renderer]
 
-DEFAULT_KEEP_SCENES = 4
+DEFAULT_KEEP_SCENES = 10
 """Scenes a render thread keeps set up in its OpenGL context (about 16 MB each for a robot; the
-frame buffers are the renderer's, not the scene's)."""
-DEFAULT_KEEP_MODELS = 8
+frame buffers are the renderer's, not the scene's). Every open episode moves on at once, so a
+thread serves the scenes of all the open episodes it owns in turn (nine each on two threads for
+the 18 robot scenes); one set up again each turn would cost 30 ms of CPU a frame."""
+DEFAULT_KEEP_MODELS = 12
 """The most scenes a render thread keeps compiled (a robot's is about 14 MB): those of open
 episodes beyond ``keep_scenes`` are set up again when asked for (5-25 ms), not compiled."""
 DEFAULT_IDLE_SCENES = 2
@@ -89,13 +95,23 @@ class _Job:
     cell: Vec3
     size: int
     mirror: bool
-    priority: int = 0
+    episode: int = 0
+    steps_left: int = 0
     queued: float = field(default_factory=time.monotonic)
     future: Future[bytes] = field(default_factory=Future)
 
     @property
     def scene_key(self) -> tuple[str, bool]:
         return (self.scene.id, self.mirror)
+
+
+def _rank(job: _Job, all_begun: bool) -> tuple[int, int, int, float]:
+    """Where a job goes in the queue, the lowest first (see the module's docstring)."""
+    if not job.episode:
+        return (0, 0, 0, job.queued)
+    if all_begun:
+        return (1, -job.steps_left, job.episode, job.queued)
+    return (1, job.episode, 0, job.queued)
 
 
 @dataclass
@@ -149,6 +165,9 @@ class RenderPool:
         self._episodes = itertools.count(1)
         self._expected: OrderedDict[tuple[str, bool], Scene] = OrderedDict()
         self._ready: set[tuple[str, bool]] = set()  # prepared, not yet open
+        self._told = False  # whether expect() was called
+        self._to_begin = 0  # episodes expected that have not begun
+        self._waiting: dict[tuple[str, bool], int] = {}  # of each scene
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -175,18 +194,21 @@ class RenderPool:
     @contextmanager
     def scene_open(self, scene: Scene, *, mirror: bool = True) -> Iterator[int]:
         """Mark ``scene`` in use while the block runs (an episode): the render thread that set
-        it up keeps it until no episode uses it. Yields the episode's priority (1 for the first
+        it up keeps it until no episode uses it. Yields the episode's number (1 for the first
         episode opened in this pool, then 2, ...): pass it to ``render``."""
         scene_key = (scene.id, mirror)
         with self._cond:
             self._expected.pop(scene_key, None)
+            if self._waiting.get(scene_key):
+                self._waiting[scene_key] -= 1
+                self._to_begin -= 1
             if scene_key in self._ready:
                 self._ready.discard(scene_key)
                 self._cond.notify_all()  # room to prepare the next expected scene
             self._refs[scene_key] = self._refs.get(scene_key, 0) + 1
-            priority = next(self._episodes)
+            number = next(self._episodes)
         try:
-            yield priority
+            yield number
         finally:
             with self._cond:
                 left = self._refs[scene_key] - 1
@@ -196,11 +218,15 @@ class RenderPool:
                     del self._refs[scene_key]
 
     def expect(self, scenes: Iterable[Scene], *, mirror: bool = True) -> None:
-        """Say that episodes of ``scenes`` will open, in this order (after any expected
-        before): idle render threads prepare the next ``prepare_ahead`` of them."""
+        """Say that an episode of each of ``scenes`` will open, in this order (after any
+        expected before; a scene once per episode): idle render threads prepare the next
+        ``prepare_ahead`` scenes, and once all have begun, the longest episodes go first."""
         with self._cond:
+            self._told = True
             for scene in scenes:
                 scene_key = (scene.id, mirror)
+                self._to_begin += 1
+                self._waiting[scene_key] = self._waiting.get(scene_key, 0) + 1
                 if scene_key not in self._refs:
                     self._expected.setdefault(scene_key, scene)
             if self._expected:
@@ -228,12 +254,14 @@ class RenderPool:
         *,
         mirror: bool = True,
         timeout_s: float | None = None,
-        priority: int = 0,
+        episode: int = 0,
+        steps_left: int = 0,
     ) -> tuple[bytes, bool]:
         """Return the PNG of a view and whether this call had it rendered.
 
-        Lower ``priority`` goes first: 0 (the default) for a frame someone is waiting for, an
-        episode's number from ``scene_open`` for an episode's frames.
+        ``episode`` is the number ``scene_open`` gave the episode asking (0, the default, for a
+        frame someone waits for, which goes first) and ``steps_left`` the most steps that
+        episode may still take: see the order in the module's docstring.
 
         A frame in memory is returned at once (``False``); a frame being rendered for another
         caller is waited for (``False``); otherwise it is rendered (``True``: the caller that
@@ -252,14 +280,16 @@ class RenderPool:
             job = self._in_flight.get(key)
             mine = job is None
             if job is None:
-                job = _Job(key, scene, cell, size, mirror, priority)
+                job = _Job(key, scene, cell, size, mirror, episode, steps_left)
                 self._in_flight[key] = job
                 self._queue.append(job)
                 if len(self._queue) > self._idle and len(self._workers) < self.threads:
                     self._start_worker()  # one more renderer only when every one is busy
                 self._cond.notify_all()  # the owner of the scene must hear of it
             else:
-                job.priority = min(job.priority, priority)
+                # Shared: the place of the most urgent of those waiting for it.
+                job.episode = min(job.episode, episode) if job.episode and episode else 0
+                job.steps_left = max(job.steps_left, steps_left)
                 self.stats.shared += 1
         return job.future.result(timeout=timeout_s), mine
 
@@ -305,12 +335,13 @@ class RenderPool:
         """The next job for render thread ``index``, or None and how long to wait (lock held).
 
         Each scene belongs to the thread that set it up: its jobs go there. A thread takes the
-        first job, by priority and then by age, of a scene it keeps or that nobody keeps; a job
+        first job, by rank and then by age, of a scene it keeps or that nobody keeps; a job
         for another thread's scene only once it has waited ``max_wait_s`` (stolen).
         """
         now = time.monotonic()
         wait = self.max_wait_s
-        for job in sorted(self._queue, key=lambda j: (j.priority, j.queued)):
+        begun = self._all_begun()
+        for job in sorted(self._queue, key=lambda j: _rank(j, begun)):
             owner = self._owner.get(job.scene_key)
             waited = now - job.queued
             if owner is None or owner == index or waited > self.max_wait_s:
@@ -345,6 +376,10 @@ class RenderPool:
             if self._owner.get(scene) == index:
                 del self._owner[scene]
         return drop
+
+    def _all_begun(self) -> bool:
+        """Whether every episode expected has begun (lock held); False if none were."""
+        return self._told and not self._to_begin
 
     def _next_expected(self) -> tuple[Scene, bool] | None:
         """Take the next expected scene to prepare, if fewer than ``prepare_ahead`` are

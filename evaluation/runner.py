@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from evaluation.agents import Agent, AgentFactory, Decision, Observation
 from evaluation.bundle import (
@@ -42,7 +42,13 @@ from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
 
 RendererFactory = Callable[[], Renderer]
-FrameFunction = Callable[[Vec3], tuple[ImagePart, str]]
+
+
+class FrameFunction(Protocol):
+    """``frame(cell, steps_left=n) -> (image, frame key)``: a view for an open episode that may
+    take at most ``n`` more steps (which orders its frames among the others')."""
+
+    def __call__(self, cell: Vec3, *, steps_left: int = 0) -> tuple[ImagePart, str]: ...
 
 
 class FrameSource:
@@ -76,9 +82,11 @@ class FrameSource:
         self.rendered = 0
         self.reused = 0
 
-    def png(self, scene: Scene, cell: Vec3, *, priority: int = 0) -> tuple[bytes, str]:
+    def png(
+        self, scene: Scene, cell: Vec3, *, episode: int = 0, steps_left: int = 0
+    ) -> tuple[bytes, str]:
         """Return the PNG of the view of ``scene`` with the hand at ``cell``, and its key
-        (``priority``: see ``RenderPool.render``)."""
+        (``episode``, ``steps_left``: see ``RenderPool.render``)."""
         key = self.pool.key(scene, cell, self.size)
         png = self.pool.cached(key)
         if png is None and self._lookup is not None:
@@ -87,7 +95,9 @@ class FrameSource:
                 self.pool.remember(key, png)
         mine = False
         if png is None:
-            png, mine = self.pool.render(scene, cell, self.size, priority=priority)
+            png, mine = self.pool.render(
+                scene, cell, self.size, episode=episode, steps_left=steps_left
+            )
             if mine and self._on_render is not None:
                 self._on_render(key, png)
         with self._lock:
@@ -99,13 +109,14 @@ class FrameSource:
 
     @contextmanager
     def episode(self, scene: Scene) -> Iterator[FrameFunction]:
-        """Yield ``frame(cell) -> (image, frame key)`` for one episode of ``scene``."""
+        """Yield ``frame(cell, steps_left=n) -> (image, frame key)`` for one episode of
+        ``scene``."""
 
-        # Its renderer keeps the scene set up meanwhile; the episodes begun first go first.
-        with self.pool.scene_open(scene) as priority:
+        # Its renderer keeps the scene set up meanwhile.
+        with self.pool.scene_open(scene) as number:
 
-            def frame(cell: Vec3) -> tuple[ImagePart, str]:
-                png, key = self.png(scene, cell, priority=priority)
+            def frame(cell: Vec3, *, steps_left: int = 0) -> tuple[ImagePart, str]:
+                png, key = self.png(scene, cell, episode=number, steps_left=steps_left)
                 return ImagePart(png, self.size, self.size, f"hand at {cell}"), key
 
             yield frame
@@ -192,8 +203,9 @@ def _play(
     shown: list[ImagePart] = []
     if looks and frame is not None and seen_cells:
         # A resumed episode shows the model the same earlier views as before the interruption.
+        left = scene.max_steps - state.steps_taken
         shown = (
-            [frame(cell)[0] for cell in seen_cells[-agent.image_history :]]
+            [frame(cell, steps_left=left)[0] for cell in seen_cells[-agent.image_history :]]
             if agent.image_history
             else []
         )
@@ -201,7 +213,7 @@ def _play(
     while not state.done:
         key = frame_key(version, scene.id, state.cell, image_size)
         if looks and frame is not None:
-            current, key = frame(state.cell)
+            current, key = frame(state.cell, steps_left=scene.max_steps - state.steps_taken)
             shown.append(current)
         images = tuple(shown[-(agent.image_history + 1) :]) if shown else ()
         observation = Observation(

@@ -156,55 +156,77 @@ def test_a_closed_pool_refuses_new_work():
         RenderPool(0)
 
 
-def job(scene, cell=(0, 0, 0), age=0.0, priority=0):
-    j = _Job("k" + scene.id + str(cell), scene, cell, 16, True, priority)
+def job(scene, cell=(0, 0, 0), age=0.0, episode=0, steps_left=0):
+    j = _Job("k" + scene.id + str(cell), scene, cell, 16, True, episode, steps_left)
     j.queued -= age
     return j
 
 
-def test_a_render_thread_takes_its_scenes_and_new_ones_by_priority_others_only_when_they_wait():
+def test_a_render_thread_takes_its_scenes_and_new_ones_in_order_others_only_when_they_wait():
     pool, _ = counting_pool(2, max_wait_s=1.0)
     robot, human, other = (ROBOT.id, True), (HUMAN.id, True), (OTHER.id, True)
     # Thread 0 keeps the robot and the human scene; thread 1 keeps the other.
     pool._held = [OrderedDict.fromkeys([robot, human]), OrderedDict.fromkeys([other])]
     pool._owner = {robot: 0, human: 0, other: 1}
-    theirs = job(OTHER, priority=1)
-    later, earlier = job(HUMAN, priority=5), job(ROBOT, (1, 0, 0), priority=2)
+    theirs = job(OTHER, episode=1, steps_left=30)
+    later, earlier = job(HUMAN, episode=5, steps_left=9), job(ROBOT, (1, 0, 0), 0, 2, 4)
     pool._queue = [theirs, later, earlier]
     assert pool._pick(0)[0] is earlier  # the episode begun first, though asked for last
-    new = job(get_scene("male_1-mano_white-splash"), priority=3)
+    new = job(get_scene("male_1-mano_white-splash"), episode=3, steps_left=4)
     pool._queue = [theirs, later, new]
     assert pool._pick(0)[0] is new  # a scene nobody has set up, by the same order
-    viewer = job(HUMAN, (4, 0, 0), priority=0)
-    pool._queue = [later, viewer]
+    viewer = job(HUMAN, (4, 0, 0))
+    pool._queue = [later, viewer, earlier]
     assert pool._pick(0)[0] is viewer  # a frame someone waits for goes before episodes
     pool._queue = [theirs]
     picked, wait = pool._pick(0)
     assert picked is None and 0 < wait <= 1.0  # thread 1's: left to it, for now
-    stale = job(OTHER, (2, 0, 0), age=5.0, priority=9)
+    stale = job(OTHER, (2, 0, 0), age=5.0, episode=9, steps_left=1)
     pool._queue = [stale]
     assert pool._pick(0)[0] is stale  # waited too long: taken by whoever is free
     pool.close()
 
 
-def test_episodes_get_priorities_in_the_order_they_open_and_a_shared_frame_takes_the_best():
+def test_once_every_expected_episode_has_begun_the_longest_go_first():
+    pool, _ = counting_pool(1)
+    fewer, more = job(HUMAN, episode=1, steps_left=3), job(ROBOT, episode=2, steps_left=9)
+    with pool:
+        pool._queue = [fewer, more]
+        assert pool._pick(0)[0] is fewer  # not told what comes: the one begun first
+        pool.expect([HUMAN, ROBOT, ROBOT])
+        with pool.scene_open(HUMAN), pool.scene_open(ROBOT):
+            assert pool._pick(0)[0] is fewer  # one robot episode still to begin
+            with pool.scene_open(ROBOT):
+                assert pool._pick(0)[0] is more  # all begun: the longest chain first
+                viewer = job(OTHER)
+                pool._queue = [fewer, more, viewer]
+                assert pool._pick(0)[0] is viewer  # a viewer still goes before them
+        pool._queue = []
+
+
+def test_episodes_are_numbered_as_they_open_and_a_shared_frame_takes_the_best_place():
     gate = threading.Event()
     pool, made = counting_pool(1, gate=gate)
     opened = (pool.scene_open(ROBOT), pool.scene_open(HUMAN))
-    with pool, ThreadPoolExecutor(3) as ask, opened[0] as first, opened[1] as second:
+    with pool, ThreadPoolExecutor(4) as ask, opened[0] as first, opened[1] as second:
         assert (first, second) == (1, 2)
         blocker = ask.submit(pool.render, ROBOT, (9, 0, 0), 16)
         while not made or made[0].renders or not pool._in_flight:
             time.sleep(0.01)
-        late = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, priority=second)
+        late = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, episode=second, steps_left=7)
         while len(pool._queue) < 1:
             time.sleep(0.01)
-        shared = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, priority=0)
+        assert (pool._queue[0].episode, pool._queue[0].steps_left) == (2, 7)
+        also = ask.submit(pool.render, HUMAN, (0, 0, 0), 16, episode=first, steps_left=9)
         while pool.stats.shared < 1:
             time.sleep(0.01)
-        assert pool._queue[0].priority == 0  # the waiting viewer's priority, not the episode's
+        assert (pool._queue[0].episode, pool._queue[0].steps_left) == (1, 9)
+        shared = ask.submit(pool.render, HUMAN, (0, 0, 0), 16)
+        while pool.stats.shared < 2:
+            time.sleep(0.01)
+        assert pool._queue[0].episode == 0  # the waiting viewer's place, not the episodes'
         gate.set()
-        for future in (blocker, late, shared):
+        for future in (blocker, late, also, shared):
             future.result(10)
 
 

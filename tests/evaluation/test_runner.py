@@ -391,3 +391,36 @@ def test_a_run_tells_its_render_pool_the_scenes_to_come_in_order(tmp_path, monke
     )
     assert told == [[s.id for s in SCENES for _ in (0, 1)]]  # the order episodes will open in
     assert result.errors == 0 and result.frames.prepared <= len(SCENES)
+
+
+def test_an_episode_asks_for_its_frames_with_the_steps_it_has_left(tmp_path, monkeypatch):
+    from evaluation.render_pool import RenderPool
+
+    asked: list[tuple[int, int]] = []
+    real = RenderPool.render
+
+    def render(self, scene, cell, size, **kw):
+        asked.append((kw["episode"], kw["steps_left"]))
+        return real(self, scene, cell, size, **kw)
+
+    monkeypatch.setattr(RenderPool, "render", render)
+    scene = SCENES[0]
+    out = tmp_path / "run.jsonl"
+    run(
+        lambda: ModelAgent(FlakyClient(100), image_history=0),
+        [scene],
+        [0],
+        out,
+        header_extra=EXTRA,
+        image_size=32,
+        progress_stream=None,
+    )
+    steps = len(lines(out)[1]["steps"])
+    # Its longest chain first: the most steps it may still take, one fewer each step (frames
+    # served from memory are not asked for again).
+    assert asked and all(episode == 1 for episode, _ in asked)
+    assert [left for _, left in asked] == sorted({left for _, left in asked}, reverse=True)
+    assert set(left for _, left in asked) <= set(
+        range(scene.max_steps - steps + 1, scene.max_steps + 1)
+    )
+    assert asked[0][1] == scene.max_steps
