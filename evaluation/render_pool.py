@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import logging
 import os
 import threading
 import time
@@ -50,6 +51,7 @@ from simulation.catalogue import Scene, Vec3
 from simulation.render import Renderer, frame_key
 
 RendererFactory = Callable[[], Renderer]
+logger = logging.getLogger(__name__)
 
 DEFAULT_KEEP_SCENES = 10
 """Scenes a render thread keeps set up in its OpenGL context (about 16 MB each for a robot; the
@@ -166,8 +168,7 @@ class RenderPool:
         self._expected: OrderedDict[tuple[str, bool], Scene] = OrderedDict()
         self._ready: set[tuple[str, bool]] = set()  # prepared, not yet open
         self._told = False  # whether expect() was called
-        self._to_begin = 0  # episodes expected that have not begun
-        self._waiting: dict[tuple[str, bool], int] = {}  # of each scene
+        self._waiting: dict[tuple[str, bool], int] = {}  # expected episodes yet to begin
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
@@ -199,9 +200,10 @@ class RenderPool:
         scene_key = (scene.id, mirror)
         with self._cond:
             self._expected.pop(scene_key, None)
-            if self._waiting.get(scene_key):
+            if scene_key in self._waiting:
                 self._waiting[scene_key] -= 1
-                self._to_begin -= 1
+                if not self._waiting[scene_key]:
+                    del self._waiting[scene_key]
             if scene_key in self._ready:
                 self._ready.discard(scene_key)
                 self._cond.notify_all()  # room to prepare the next expected scene
@@ -225,7 +227,6 @@ class RenderPool:
             self._told = True
             for scene in scenes:
                 scene_key = (scene.id, mirror)
-                self._to_begin += 1
                 self._waiting[scene_key] = self._waiting.get(scene_key, 0) + 1
                 if scene_key not in self._refs:
                     self._expected.setdefault(scene_key, scene)
@@ -379,7 +380,7 @@ class RenderPool:
 
     def _all_begun(self) -> bool:
         """Whether every episode expected has begun (lock held); False if none were."""
-        return self._told and not self._to_begin
+        return self._told and not self._waiting
 
     def _next_expected(self) -> tuple[Scene, bool] | None:
         """Take the next expected scene to prepare, if fewer than ``prepare_ahead`` are
@@ -401,7 +402,7 @@ class RenderPool:
                 with self._cond:
                     self.stats.prepared += 1
         except Exception:  # only ahead of time: the episode's own load reports it
-            pass
+            logger.debug("preparing %s ahead failed", scene.id, exc_info=True)
         return renderer
 
     def _work(self, index: int) -> None:
@@ -423,16 +424,14 @@ class RenderPool:
                         self._idle += 1
                         self._cond.wait(wait)
                         self._idle -= 1
-                    if ahead is not None:
-                        pass  # prepared below, outside the lock
-                    elif job is None:
+                    if job is None and ahead is None:
                         return
-                    else:
+                    if job is not None:
                         setup = self._take(index, job)
-                if ahead is not None:
-                    renderer = self._prepare(renderer, *ahead)
+                if job is None:
+                    assert ahead is not None
+                    renderer = self._prepare(renderer, *ahead)  # outside the lock
                     continue
-                assert job is not None
                 try:
                     started = time.perf_counter()
                     if renderer is None:
