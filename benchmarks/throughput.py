@@ -11,10 +11,10 @@ child process with a fresh ``MIRRORBENCH_DATA_DIR``, against a fresh server proc
 
 Figures per configuration, all for the ``run()`` call alone (imports and start-up excluded):
 
-* ``ideal`` = steps x latency / workers; ``sched`` = the same episodes scheduled on the workers
-  in the runner's submission order with nothing but the latency (never below ``ideal``, and
-  what bounds a run with more workers than episodes); ``floor`` = (client + server CPU s) /
-  cores; ``bound`` = max(sched, floor); ``ratio`` = wall / bound (target <= 1.3) and
+* ``ideal`` = steps x latency / workers; ``chain`` = the longest episode's steps x latency
+  (its requests follow one another whatever the workers: what bounds a run with more workers
+  than episodes); ``floor`` = (client + server CPU s) / cores; ``bound`` = max(ideal, chain,
+  floor), a lower bound for any runner; ``ratio`` = wall / bound (target <= 1.3) and
   ``r_ideal`` = wall / max(ideal, floor).
 * client CPU (user + sys of the child, every thread, the renderer's included) as a percentage
   of one core and per step (target: flat as workers grow); the server's CPU seconds.
@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import heapq
 import json
 import os
 import resource
@@ -60,15 +59,6 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 # The child: one configuration, one run() call, one JSON line.
-
-
-def _schedule(durations: list[float], workers: int) -> float:
-    """Makespan of ``durations`` taken in order by the first free of ``workers`` workers."""
-    free = [0.0] * max(1, min(workers, len(durations)))
-    for duration in durations:
-        start = heapq.heappop(free)
-        heapq.heappush(free, start + duration)
-    return max(free) if durations else 0.0
 
 
 def one(args: argparse.Namespace) -> None:
@@ -114,7 +104,7 @@ def one(args: argparse.Namespace) -> None:
         "steps": len(steps),
         "bad_responses": sum(step["option"] is None for step in steps),
         "episode_steps": lengths,
-        "sched_s": _schedule([n * args.latency for n in lengths], args.workers),
+        "chain_s": max(lengths, default=0) * args.latency,
         "played": hashlib.sha256(json.dumps(played).encode()).hexdigest()[:12],
         "wall_s": wall,
         "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
@@ -207,14 +197,14 @@ def measure(
     cores = os.cpu_count() or 1
     record["ideal_s"] = record["steps"] * latency / workers
     record["floor_s"] = (record["cpu_s"] + record["server_cpu_s"]) / cores
-    record["bound_s"] = max(record["sched_s"], record["floor_s"])
+    record["bound_s"] = max(record["ideal_s"], record["chain_s"], record["floor_s"])
     record["ratio"] = record["wall_s"] / record["bound_s"]
     record["ratio_ideal"] = record["wall_s"] / max(record["ideal_s"], record["floor_s"])
     return record
 
 
 HEADER = (
-    f"{'workers':>7} {'steps':>5} {'wall s':>7} {'ideal s':>7} {'sched s':>7} {'floor s':>7}"
+    f"{'workers':>7} {'steps':>5} {'wall s':>7} {'ideal s':>7} {'chain s':>7} {'floor s':>7}"
     f" {'ratio':>5} {'r_ideal':>7} {'cli CPU%':>8} {'CPU ms/step':>11} {'srv CPU s':>9}"
     f" {'peak GB':>7} {'rendered':>8} {'reused':>6}"
 )
@@ -226,7 +216,7 @@ def row(r: dict[str, Any]) -> str:
 
     return (
         f"{r['workers']:>7} {r['steps']:>5} {r['wall_s']:>7.1f} {r['ideal_s']:>7.1f}"
-        f" {r['sched_s']:>7.1f} {r['floor_s']:>7.1f} {r['ratio']:>5.2f} {r['ratio_ideal']:>7.2f}"
+        f" {r['chain_s']:>7.1f} {r['floor_s']:>7.1f} {r['ratio']:>5.2f} {r['ratio_ideal']:>7.2f}"
         f" {100 * r['cpu_s'] / r['wall_s']:>8.0f} {1000 * r['cpu_s'] / max(1, r['steps']):>11.0f}"
         f" {r['server_cpu_s']:>9.1f} {r['maxrss_kb'] / 1024**2:>7.2f}"
         f" {count(r['rendered']):>8} {count(r['reused']):>6}"

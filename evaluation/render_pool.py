@@ -188,6 +188,12 @@ class RenderPool:
                 probe.close()
         return self._version
 
+    @property
+    def busy(self) -> bool:
+        """Whether frames wait for a render thread now (every thread has work)."""
+        with self._cond:
+            return bool(self._queue)
+
     def key(self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True) -> str:
         """Return the frame key of a view this pool renders."""
         return frame_key(self.version(), scene.id, cell, size, mirror=mirror)

@@ -1,11 +1,13 @@
 """The episode runner: plays (scene, level) episodes concurrently and writes a results bundle.
 
-Episodes run on ``workers`` threads, which mostly wait for the model: as many requests in
-flight as there are workers. Agents that look at images get their frames from one render pool
-per run (``evaluation.render_pool``: ``render_threads`` persistent renderers, by default one per
-core, shared by every episode), so more workers never mean more renderers; baselines never
-trigger rendering. Episodes start scene by scene, all levels of a scene together, so the later
-levels find the first views in memory. Each finished episode is appended to the bundle at once.
+``workers`` is the number of model requests in flight. Agents that look at images get their
+frames from one render pool per run (``evaluation.render_pool``: ``render_threads`` persistent
+renderers, by default one per core, shared by every episode), so more workers never mean more
+renderers; baselines never trigger rendering. A frame is on the way between two requests of an
+episode, so a run keeps that many more episodes open than it has workers (one per render
+thread): while some episodes wait for their frames, the others keep every request slot busy.
+Episodes start scene by scene, all levels of a scene together, so the later levels find the
+first views in memory. Each finished episode is appended to the bundle at once.
 With ``resume`` the episodes already completed in the bundle are kept and skipped.
 """
 
@@ -37,6 +39,7 @@ from evaluation.metrics import episode_score
 from evaluation.progress import RunProgress
 from evaluation.prompts import HistoryEntry
 from evaluation.render_pool import PoolStats, RenderPool
+from evaluation.slots import Admission, RequestSlots
 from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
@@ -196,8 +199,10 @@ def _play(
     frame: FrameFunction | None,
     image_size: int,
     on_step: Callable[[dict[str, Any]], None] | None,
+    slots: RequestSlots | None,
 ) -> None:
-    """Step the episode until it ends, appending a record per step to ``steps``."""
+    """Step the episode until it ends, appending a record per step to ``steps``; each model
+    call holds one of ``slots``."""
     scene = state.scene
     looks = frame is not None and agent.needs_images
     shown: list[ImagePart] = []
@@ -219,7 +224,9 @@ def _play(
         observation = Observation(
             scene, level, state.steps_taken, state.cell, tuple(history), images
         )
-        decision = agent.act(observation)
+        left = scene.max_steps - state.steps_taken
+        with slots.hold(left) if slots is not None else nullcontext():
+            decision = agent.act(observation)
         action = Action(decision.option) if decision.option is not None else None
         transition = state.step(action)
         if action is None:
@@ -245,12 +252,14 @@ def run_episode(
     image_size: int = DEFAULT_SIZE,
     on_step: Callable[[dict[str, Any]], None] | None = None,
     prior_steps: Sequence[dict[str, Any]] = (),
+    slots: RequestSlots | None = None,
 ) -> dict[str, Any]:
     """Play one episode and return its bundle record.
 
     ``prior_steps`` are the steps of an interrupted attempt, already stored: they are replayed
     (checked against the dynamics, not asked again) and the episode goes on from there.
-    ``on_step`` is called with each new step's record as soon as it is taken. A transport
+    ``on_step`` is called with each new step's record as soon as it is taken; each model call
+    holds one of ``slots`` (a run's request slots) if given. A transport
     error ends the episode with status ``error`` (excluded from every score), keeping the
     steps taken so far.
     """
@@ -267,7 +276,18 @@ def run_episode(
     looks = agent.needs_images and frames is not None
     with frames.episode(scene) if looks and frames is not None else nullcontext() as frame:
         try:
-            _play(state, level, agent, steps, history, seen_cells, frame, image_size, on_step)
+            _play(
+                state,
+                level,
+                agent,
+                steps,
+                history,
+                seen_cells,
+                frame,
+                image_size,
+                on_step,
+                slots,
+            )
         except TransportError as exc:
             status, error = ERROR, f"transport error after {exc.attempts} attempts: {exc}"
     metrics = None
@@ -356,29 +376,46 @@ def run(
     )
     if frames is not None:
         frames.pool.expect(scene for scene, _ in todo)  # compiled ahead while the cores idle
+    # ``workers`` requests in flight. One more episode open per render thread fills the slot
+    # an episode leaves while it waits for its next frame; when slots still go unused while
+    # the render threads have nothing queued, one more opens, up to twice the workers.
+    extra = frames.pool.threads if frames is not None else 0
+    admission = Admission(first=workers + extra, most=2 * workers + extra, total=len(todo))
+
+    def slot_idle() -> None:
+        if frames is not None and not frames.pool.busy:
+            admission.grow()
+
+    slots = RequestSlots(workers, on_idle=slot_idle if frames is not None else None)
     started = time.monotonic()
 
-    def play(scene: Scene, level: int) -> dict[str, Any]:
-        return run_episode(
-            scene,
-            level,
-            make_agent(),
-            seed=seed,
-            frames=frames,
-            image_size=image_size,
-            on_step=lambda step: progress.step(bad=step["option"] is None),
-        )
+    def play(index: int, scene: Scene, level: int) -> dict[str, Any]:
+        admission.enter(index)
+        try:
+            return run_episode(
+                scene,
+                level,
+                make_agent(),
+                seed=seed,
+                frames=frames,
+                image_size=image_size,
+                on_step=lambda step: progress.step(bad=step["option"] is None),
+                slots=slots,
+            )
+        finally:
+            admission.finished()
 
-    pool = ThreadPoolExecutor(workers)
+    pool = ThreadPoolExecutor(max(1, min(admission.most, len(todo))))
     try:
         with BundleWriter(out, header, keep=keep) as writer:
-            futures = [pool.submit(play, scene, level) for scene, level in todo]
+            futures = [pool.submit(play, i, scene, level) for i, (scene, level) in enumerate(todo)]
             for future in as_completed(futures):
                 record = future.result()
                 writer.append(record)
                 progress.episode(error=record["status"] == ERROR)
     except BaseException:
         # A crash or Ctrl-C: start nothing new; the bundle holds every finished episode.
+        admission.close()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     finally:
