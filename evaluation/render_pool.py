@@ -46,6 +46,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from evaluation.memory import release_free_memory
 from evaluation.png import encode_png
 from simulation.catalogue import Scene, Vec3
 from simulation.render import Renderer, frame_key
@@ -405,6 +406,7 @@ class RenderPool:
             prepare = getattr(renderer, "prepare", None)
             if prepare is not None:
                 prepare(scene, mirror=mirror)
+                release_free_memory()  # what the compiler allocated and freed
                 with self._cond:
                     self.stats.prepared += 1
         except Exception:  # only ahead of time: the episode's own load reports it
@@ -471,6 +473,8 @@ class RenderPool:
                 if free is not None:
                     for scene_id, mirror in unload:
                         free(scene_id, mirror=mirror)
+                if setup or unload:
+                    release_free_memory()  # a compile's scratch, a freed scene
         finally:
             if renderer is not None:
                 renderer.close()

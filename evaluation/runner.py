@@ -389,10 +389,10 @@ def run(
     slots = RequestSlots(workers, on_idle=slot_idle if frames is not None else None)
     started = time.monotonic()
 
-    def play(index: int, scene: Scene, level: int) -> dict[str, Any]:
+    def play(writer: BundleWriter, index: int, scene: Scene, level: int) -> None:
         admission.enter(index)
         try:
-            return run_episode(
+            record = run_episode(
                 scene,
                 level,
                 make_agent(),
@@ -402,24 +402,33 @@ def run(
                 on_step=lambda step: progress.step(bad=step["option"] is None),
                 slots=slots,
             )
+            # Stored before the next episode may open: the bundle lists episodes in the order
+            # they finish, which with one worker is the run's order, and a crash elsewhere
+            # loses no finished episode.
+            writer.append(record)
+            progress.episode(error=record["status"] == ERROR)
         finally:
             admission.finished()
 
     pool = ThreadPoolExecutor(max(1, min(admission.most, len(todo))))
     try:
         with BundleWriter(out, header, keep=keep) as writer:
-            futures = [pool.submit(play, i, scene, level) for i, (scene, level) in enumerate(todo)]
-            for future in as_completed(futures):
-                record = future.result()
-                writer.append(record)
-                progress.episode(error=record["status"] == ERROR)
-    except BaseException:
-        # A crash or Ctrl-C: start nothing new; the bundle holds every finished episode.
-        admission.close()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
+            try:
+                futures = [
+                    pool.submit(play, writer, i, scene, level)
+                    for i, (scene, level) in enumerate(todo)
+                ]
+                for future in as_completed(futures):
+                    future.result()  # an episode's crash stops the run
+            except BaseException:
+                # A crash or Ctrl-C: open nothing new; the episodes already open finish and
+                # are stored with every other finished one before the bundle closes.
+                admission.close()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:
+                pool.shutdown(wait=True)
     finally:
-        pool.shutdown(wait=True)
         if frames is not None:
             frames.close()
         progress.close()

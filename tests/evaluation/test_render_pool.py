@@ -111,11 +111,27 @@ def test_many_callers_share_a_bounded_number_of_persistent_renderers():
     with pool, ThreadPoolExecutor(16) as callers:
         list(callers.map(lambda c: pool.render(HUMAN if c[0] % 2 else ROBOT, c, 16), cells))
         list(callers.map(lambda c: pool.render(OTHER, c, 16), cells))
-    assert len(made) == 2  # never more renderers than threads, across episodes and scenes
+    # Never more renderers than threads, across episodes and scenes (a second thread starts
+    # only when frames wait, so a fast stand-in may need just one).
+    assert 1 <= len(made) <= 2
     for renderer in made:
         assert len(renderer.threads) == 1  # each used by one thread only (its GL context's)
         assert renderer.closed_in in renderer.threads  # and freed there
     assert pool.stats.rendered == 2 * len(cells)
+
+
+def test_the_pool_is_busy_only_while_frames_wait_for_a_render_thread():
+    gate = threading.Event()
+    pool, made = counting_pool(1, gate=gate)
+    with pool, ThreadPoolExecutor(2) as callers:
+        assert not pool.busy
+        held = callers.submit(pool.render, HUMAN, (0, 0, 0), 16)
+        wait_for(lambda: made and made[0].loads)  # the only thread has taken it
+        queued = callers.submit(pool.render, HUMAN, (1, 0, 0), 16)
+        wait_for(lambda: pool.busy)  # the second waits while the only thread draws the first
+        gate.set()
+        held.result(), queued.result()
+        assert not pool.busy
 
 
 def test_frames_in_memory_are_served_without_rendering_and_memory_is_bounded():

@@ -1,4 +1,6 @@
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -424,3 +426,89 @@ def test_an_episode_asks_for_its_frames_with_the_steps_it_has_left(tmp_path, mon
         range(scene.max_steps - steps + 1, scene.max_steps + 1)
     )
     assert asked[0][1] == scene.max_steps
+
+
+class SlowCountingClient(FlakyClient):
+    """Answers after a short wait and counts the calls in flight across all its copies."""
+
+    lock = threading.Lock()
+    in_flight = most_in_flight = 0
+
+    def complete(self, messages):
+        cls = SlowCountingClient
+        with cls.lock:
+            cls.in_flight += 1
+            cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
+        try:
+            time.sleep(0.01)
+            return super().complete(messages)
+        finally:
+            with cls.lock:
+                cls.in_flight -= 1
+
+
+def test_more_episodes_are_open_than_workers_but_no_more_calls_are_in_flight(tmp_path, monkeypatch):
+    import evaluation.runner as runner
+
+    lock = threading.Lock()
+    open_now = most_open = 0
+    real = runner.run_episode
+
+    def counting_episode(*args, **kw):
+        nonlocal open_now, most_open
+        assert kw["slots"] is not None and kw["slots"].size == 2
+        with lock:
+            open_now += 1
+            most_open = max(most_open, open_now)
+        try:
+            return real(*args, **kw)
+        finally:
+            with lock:
+                open_now -= 1
+
+    monkeypatch.setattr(runner, "run_episode", counting_episode)
+    SlowCountingClient.in_flight = SlowCountingClient.most_in_flight = 0
+    result = run(
+        lambda: ModelAgent(SlowCountingClient(100), image_history=0),
+        SCENES,
+        [0, 1, 2, 3],
+        tmp_path / "run.jsonl",
+        header_extra=EXTRA,
+        workers=2,
+        image_size=16,
+        render_threads=1,
+        progress_stream=None,
+    )
+    assert result.ran == 8 and result.errors == 0
+    assert SlowCountingClient.most_in_flight == 2  # both slots used, never a third call
+    # One more episode than workers per render thread, up to twice the workers plus that.
+    assert 3 <= most_open <= 5
+
+
+class SlowThenCrashingAgent(RandomAgent):
+    """Level 1 of the first scene takes a while; the second scene crashes the run."""
+
+    def start(self, scene, level, seed):
+        if scene.id == SCENES[1].id:
+            raise Crash()
+        if level == 1:
+            time.sleep(0.3)
+        super().start(scene, level, seed)
+
+
+def test_a_crash_stores_the_episodes_still_open_when_they_finish(tmp_path):
+    out = tmp_path / "run.jsonl"
+    with pytest.raises(Crash):
+        run(
+            SlowThenCrashingAgent,
+            SCENES,
+            [0, 1],
+            out,
+            header_extra=EXTRA,
+            workers=2,
+            progress_stream=None,
+        )
+    # The slow episode was still playing when the crash came: it is kept, not lost.
+    kept = {(e["scene_id"], e["level"]) for e in lines(out)[1:]}
+    assert kept == {(SCENES[0].id, 0), (SCENES[0].id, 1)}
+    assert all(schema_errors(e, "episode") == [] for e in lines(out)[1:])
