@@ -489,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_positive("--workers"),
         default=1,
-        help="episodes in parallel: model requests in flight (default 1)",
+        help="model requests in flight; a few more episodes stay open (default 1)",
     )
     p.add_argument(
         "--render-threads",

@@ -191,9 +191,9 @@ class RenderPool:
 
     @property
     def busy(self) -> bool:
-        """Whether frames wait for a render thread now (every thread has work)."""
+        """Whether every render thread has work now: none is idle or still to start."""
         with self._cond:
-            return bool(self._queue)
+            return len(self._workers) >= self.threads and not self._idle
 
     def key(self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True) -> str:
         """Return the frame key of a view this pool renders."""
@@ -344,17 +344,25 @@ class RenderPool:
 
         Each scene belongs to the thread that set it up: its jobs go there. A thread takes the
         first job, by rank and then by age, of a scene it keeps or that nobody keeps; a job
-        for another thread's scene only once it has waited ``max_wait_s`` (stolen).
+        for another thread's scene only when it has none of those and that job has waited
+        ``max_wait_s`` (stolen: the scene is set up again here, so a thread with work of its
+        own never steals).
         """
         now = time.monotonic()
         wait = self.max_wait_s
+        stale: _Job | None = None
         begun = self._all_begun()
         for job in sorted(self._queue, key=lambda j: _rank(j, begun)):
             owner = self._owner.get(job.scene_key)
-            waited = now - job.queued
-            if owner is None or owner == index or waited > self.max_wait_s:
+            if owner is None or owner == index:
                 return job, 0.0
-            wait = min(wait, self.max_wait_s - waited)  # another thread's, not waiting long
+            waited = now - job.queued
+            if waited > self.max_wait_s:
+                stale = stale or job
+            else:
+                wait = min(wait, self.max_wait_s - waited)  # another thread's, not waiting long
+        if stale is not None:
+            return stale, 0.0
         return None, max(wait, 0.01)
 
     def _take(self, index: int, job: _Job) -> bool:

@@ -120,18 +120,19 @@ def test_many_callers_share_a_bounded_number_of_persistent_renderers():
     assert pool.stats.rendered == 2 * len(cells)
 
 
-def test_the_pool_is_busy_only_while_frames_wait_for_a_render_thread():
+def test_the_pool_is_busy_only_while_every_render_thread_has_work():
     gate = threading.Event()
-    pool, made = counting_pool(1, gate=gate)
+    pool, made = counting_pool(2, gate=gate)
     with pool, ThreadPoolExecutor(2) as callers:
-        assert not pool.busy
-        held = callers.submit(pool.render, HUMAN, (0, 0, 0), 16)
-        wait_for(lambda: made and made[0].loads)  # the only thread has taken it
-        queued = callers.submit(pool.render, HUMAN, (1, 0, 0), 16)
-        wait_for(lambda: pool.busy)  # the second waits while the only thread draws the first
+        assert not pool.busy  # no thread started yet: room for work
+        first = callers.submit(pool.render, HUMAN, (0, 0, 0), 16)
+        wait_for(lambda: made and made[0].loads)
+        assert not pool.busy  # one thread draws, the other is still free
+        second = callers.submit(pool.render, ROBOT, (1, 0, 0), 16)
+        wait_for(lambda: pool.busy)  # both draw
         gate.set()
-        held.result(), queued.result()
-        assert not pool.busy
+        first.result(), second.result()
+        wait_for(lambda: not pool.busy)  # done: both wait for work
 
 
 def test_frames_in_memory_are_served_without_rendering_and_memory_is_bounded():
@@ -200,6 +201,9 @@ def test_a_render_thread_takes_its_scenes_and_new_ones_in_order_others_only_when
     stale = job(OTHER, (2, 0, 0), age=5.0, episode=9, steps_left=1)
     pool._queue = [stale]
     assert pool._pick(0)[0] is stale  # waited too long: taken by whoever is free
+    first = job(OTHER, (3, 0, 0), age=5.0, episode=1, steps_left=30)
+    pool._queue = [first, later]
+    assert pool._pick(0)[0] is later  # not by a thread with work of its own, though it ranks first
     pool.close()
 
 
