@@ -126,13 +126,13 @@ def test_the_pool_is_busy_only_while_every_render_thread_has_work():
     with pool, ThreadPoolExecutor(2) as callers:
         assert not pool.busy  # no thread started yet: room for work
         first = callers.submit(pool.render, HUMAN, (0, 0, 0), 16)
-        wait_for(lambda: made and made[0].loads)
+        assert wait_for(lambda: made and made[0].loads)
         assert not pool.busy  # one thread draws, the other is still free
         second = callers.submit(pool.render, ROBOT, (1, 0, 0), 16)
-        wait_for(lambda: pool.busy)  # both draw
+        assert wait_for(lambda: pool.busy)  # both draw
         gate.set()
         first.result(), second.result()
-        wait_for(lambda: not pool.busy)  # done: both wait for work
+        assert wait_for(lambda: not pool.busy)  # done: both wait for work
 
 
 def test_frames_in_memory_are_served_without_rendering_and_memory_is_bounded():
