@@ -293,3 +293,44 @@ def test_prepare_compiles_a_scene_ahead_without_a_context_so_load_finds_it():
         renderer.load(HUMAN)
         after = cache.cache_info()
     assert (after.hits, after.misses) == (before.hits + 1, before.misses)
+
+
+def test_render_threads_draw_their_own_frames_only_when_they_fill_the_cores(monkeypatch):
+    import os
+
+    from simulation.render import RASTER_THREADS_ENV, rasterize_in_render_threads
+
+    monkeypatch.delenv(RASTER_THREADS_ENV, raising=False)
+    assert rasterize_in_render_threads(1, 2) is False  # a core to spare: llvmpipe may use it
+    assert RASTER_THREADS_ENV not in os.environ
+    assert rasterize_in_render_threads(2, 2) is True
+    assert os.environ[RASTER_THREADS_ENV] == "0"
+    monkeypatch.setenv(RASTER_THREADS_ENV, "3")  # the user's choice stays
+    assert rasterize_in_render_threads(4, 2) is False
+    assert os.environ[RASTER_THREADS_ENV] == "3"
+
+
+def test_the_rasterizer_threads_do_not_change_the_pixels(tmp_path):
+    """Frame keys leave the rasterizer's threads out: the frames must be identical."""
+    import os
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    images = []
+    cli_render = [sys.executable, "-m", "evaluation.cli", "render", "--offset", "-1,1,0"]
+    for threads in ("0", "2"):
+        out = tmp_path / f"lp{threads}.png"
+        env = {**os.environ, "LP_NUM_THREADS": threads}
+        result = subprocess.run(
+            [*cli_render, "--scene", ROBOT.id, "--out", str(out), "--size", "256"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        images.append(np.asarray(Image.open(out)))
+    assert images[0].shape == (256, 256, 3) and images[0].std() > 10
+    assert np.array_equal(images[0], images[1])
