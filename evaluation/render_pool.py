@@ -20,10 +20,7 @@ them, each with one renderer it keeps for its whole life and reuses across episo
 - Each scene belongs to the render thread that set it up, which keeps its last
   ``keep_scenes`` scenes set up; another thread takes a scene's requests only once they have
   waited ``max_wait_s``.
-- Frames are encoded to PNG in the render thread (``evaluation.png``). With a render thread
-  per core, each draws its frames itself: Mesa's software rasterizer starts no threads of its
-  own (``simulation.render.rasterize_in_render_threads``), which saves about a third of the CPU
-  per step under load.
+- Frames are encoded to PNG in the render thread (``evaluation.png``).
 - A run says which scenes come next (``expect``): a render thread with nothing to do prepares
   the next ``prepare_ahead`` of them (a backend's ``prepare``: compiling a scene, 0.1-2 s for a
   robot), so the episodes that open them do not wait for it.
@@ -52,7 +49,7 @@ from dataclasses import dataclass, field
 from evaluation.memory import release_free_memory
 from evaluation.png import encode_png
 from simulation.catalogue import Scene, Vec3
-from simulation.render import Renderer, frame_key, rasterize_in_render_threads
+from simulation.render import Renderer, frame_key
 
 RendererFactory = Callable[[], Renderer]
 logger = logging.getLogger(__name__)
@@ -325,8 +322,6 @@ class RenderPool:
 
     def _start_worker(self) -> None:
         index = len(self._workers)
-        if index == 0:  # before the first renderer makes its OpenGL context
-            rasterize_in_render_threads(self.threads, default_threads())
         self._held.append(OrderedDict())
         worker = threading.Thread(
             target=self._work, args=(index,), name=f"render-{index}", daemon=True

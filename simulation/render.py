@@ -157,30 +157,6 @@ def _ensure_gl_backend() -> None:
     os.environ.setdefault("PYOPENGL_PLATFORM", backend)
 
 
-RASTER_THREADS_ENV = "LP_NUM_THREADS"
-"""Mesa llvmpipe's rasterizer threads per OpenGL screen (by default one per core)."""
-
-
-def rasterize_in_render_threads(render_threads: int, cores: int) -> bool:
-    """Let each of ``render_threads`` draw its own frames when they are enough for the cores.
-
-    Mesa's software rasterizer (llvmpipe, what EGL and OSMesa give on a machine without a GPU)
-    splits every frame across threads of its own, one per core by default. That lowers one
-    frame's wall time (a robot frame at 1024 px: about 105 ms on two cores instead of 155 ms)
-    but costs CPU (165-180 ms instead of 155 ms); with one render thread per core the threads
-    also fight over the cores. So when ``render_threads >= cores`` this sets
-    ``LP_NUM_THREADS=0`` (llvmpipe then draws in the calling thread) unless the variable is
-    already set, and returns whether it did. The pixels are the same either way.
-
-    Mesa reads the variable once, when the process's first OpenGL context is made; a call
-    after that changes nothing.
-    """
-    if render_threads < cores or RASTER_THREADS_ENV in os.environ:
-        return False
-    os.environ[RASTER_THREADS_ENV] = "0"
-    return True
-
-
 def look_at_quat(
     eye: tuple[float, float, float], target: tuple[float, float, float]
 ) -> list[float]:

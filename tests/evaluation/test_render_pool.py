@@ -135,26 +135,6 @@ def test_the_pool_is_busy_only_while_every_render_thread_has_work():
         assert wait_for(lambda: not pool.busy)  # done: both wait for work
 
 
-@pytest.mark.parametrize(("threads", "expected"), [(2, "0"), (1, None)])
-def test_a_render_thread_per_core_draws_its_frames_without_rasterizer_threads(
-    monkeypatch, threads, expected
-):
-    import os
-
-    from evaluation import render_pool
-
-    monkeypatch.delenv("LP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(render_pool, "default_threads", lambda: 2)
-    seen: list[str | None] = []
-    pool, _ = counting_pool(threads)
-    real = pool._make_renderer
-    pool._make_renderer = lambda: (seen.append(os.environ.get("LP_NUM_THREADS")), real())[1]
-    with pool:
-        assert "LP_NUM_THREADS" not in os.environ  # nothing until the first render thread
-        pool.render(HUMAN, (0, 0, 0), 16)
-    assert seen[0] == expected  # set before the first renderer was made
-
-
 def test_frames_in_memory_are_served_without_rendering_and_memory_is_bounded():
     pool, made = counting_pool(1, keep_bytes=400)
     with pool:
