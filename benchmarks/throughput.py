@@ -21,9 +21,11 @@ Figures per configuration, all for the ``run()`` call alone (imports and start-u
 * peak memory: the child's ``ru_maxrss`` (target < 1.5 GB at 64 workers).
 * frames rendered / reused and the render pool's scene set-ups (``RunResult.frames``).
 
-``--quick`` skips B; ``--only A|B``, ``--workers 1,4``, ``--latency S`` and
-``--render-threads N`` (``run(render_threads=...)``) are for
-ad-hoc runs.
+A runs ``--repeat`` rounds (3 by default), each configuration once per round in turn, and
+reports each configuration's median run (by wall time) with every round's wall and ratio: the
+speed of a shared machine drifts by a third within minutes. ``--quick`` skips B;
+``--only A|B``, ``--workers 1,4``, ``--latency S``, ``--repeat N`` and ``--render-threads N``
+(``run(render_threads=...)``) are for ad-hoc runs.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL_SPEC = "openai:fake-vlm"
 A_WORKERS = (1, 4, 8, 16, 64)
 A_LATENCY = 0.5
+A_REPEAT = 3
+"""Rounds of A: a shared machine's speed drifts by a third within minutes, so each
+configuration runs once per round, in turn, and its median run is reported."""
 B_WORKERS = 64
 B_LATENCY = 2.0
 TARGET_RATIO = 1.3
@@ -234,28 +239,51 @@ def _problems(r: dict[str, Any]) -> str:
     return "; ".join(notes)
 
 
-def workload_a(workers: list[int], latency: float, render_threads: int | None) -> None:
-    print(f"A: robot track, level 3, latency {latency} s, image 1024, cache off")
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median wall time (the lower middle one of an even count)."""
+    ordered = sorted(runs, key=lambda r: r["wall_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def workload_a(
+    workers: list[int], latency: float, render_threads: int | None, repeat: int = 1
+) -> None:
+    print(
+        f"A: robot track, level 3, latency {latency} s, image 1024, cache off;"
+        f" {repeat} round(s), the configurations in turn"
+    )
+    runs: dict[int, list[dict[str, Any]]] = {n: [] for n in workers}
+    for round_ in range(1, repeat + 1):
+        for n in workers:
+            r = measure(n, latency, "robot", "3", render_threads)
+            runs[n].append(r)
+            print(
+                f"   round {round_}, {n} workers: {r['wall_s']:.1f} s, ratio {r['ratio']:.2f}",
+                flush=True,
+            )
+    print(f"   (engine: {runs[workers[0]][0]['runner']}; render_threads {render_threads})")
+    print("   the median run of each configuration:")
     print(HEADER, flush=True)
     played = set()
-    first = True
     for n in workers:
-        r = measure(n, latency, "robot", "3", render_threads)
-        if first:
-            print(f"   (engine: {r['runner']}; render_threads {r['render_threads']})")
-            first = False
+        r = _median_run(runs[n])
         print(row(r), flush=True)
-        if note := _problems(r):
-            print(f"        ! {note}")
+        for each in runs[n]:
+            if note := _problems(each):
+                print(f"        ! {note}")
+            played.add((each["steps"], each["played"]))
         if pool := r.get("pool"):
             print(
                 f"        pool: {pool['loads']} scene set-ups, {pool['shared']} shared,"
                 f" {pool['render_s']:.1f} s in render threads",
                 flush=True,
             )
-        played.add((r["steps"], r["played"]))
+        if len(runs[n]) > 1:
+            walls = ", ".join(f"{each['wall_s']:.1f}" for each in runs[n])
+            ratios = ", ".join(f"{each['ratio']:.2f}" for each in runs[n])
+            print(f"        every round: wall {walls} s; ratio {ratios}")
     same = "yes" if len(played) == 1 else f"NO ({sorted(played)})"
-    print(f"   same episodes in every configuration: {same}")
+    print(f"   same episodes in every run: {same}")
     print(
         f"   targets: ratio <= {TARGET_RATIO}, CPU ms/step flat, "
         f"peak < {TARGET_PEAK_GB} GB at 64 workers"
@@ -280,6 +308,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=("A", "B"), help="run one workload only")
     parser.add_argument("--quick", action="store_true", help="skip workload B")
     parser.add_argument("--render-threads", type=int, help="passed to run() if it takes it")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=A_REPEAT,
+        help=f"rounds of workload A, medians reported (default {A_REPEAT})",
+    )
     parser.add_argument("--scenes", default="robot", help="(with --one)")
     parser.add_argument("--levels", default="3", help="(with --one)")
     parser.add_argument("--base-url", help="(with --one) the fake server's /v1 URL")
@@ -293,9 +327,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"MirrorBench throughput benchmark ({cores} cores, MUJOCO_GL={os.environ['MUJOCO_GL']})")
     if args.only in (None, "A"):
         workers = [int(x) for x in args.workers.split(",")] if args.workers else list(A_WORKERS)
-        workload_a(
-            workers, A_LATENCY if args.latency is None else args.latency, args.render_threads
-        )
+        latency = A_LATENCY if args.latency is None else args.latency
+        workload_a(workers, latency, args.render_threads, max(1, args.repeat))
     if args.only == "B" or (args.only is None and not args.quick):
         workload_b(B_LATENCY if args.latency is None else args.latency, args.render_threads)
 
