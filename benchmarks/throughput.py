@@ -20,6 +20,8 @@ Figures per configuration, all for the ``run()`` call alone (imports and start-u
   of one core and per step (target: flat as workers grow); the server's CPU seconds.
 * peak memory: the child's ``ru_maxrss`` (target < 1.5 GB at 64 workers).
 * frames rendered / reused and the render pool's scene set-ups (``RunResult.frames``).
+* ``idle%`` and ``steal%``: the machine's idle and stolen (hypervisor) core time during the
+  run, as a share of cores x wall: a run slowed by other guests shows it there.
 
 A runs ``--repeat`` rounds (3 by default), each configuration once per round in turn, and
 reports each configuration's median run (by wall time) with every round's wall and ratio: the
@@ -66,6 +68,19 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # The child: one configuration, one run() call, one JSON line.
 
 
+def machine_ticks() -> dict[str, float]:
+    """The machine's idle and stolen CPU seconds so far, all cores (``/proc/stat``; zeros
+    elsewhere). Stolen time is what the hypervisor gave to other guests: on a shared virtual
+    machine it explains a slow run that no CPU figure of the process shows."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return {"idle_s": 0.0, "steal_s": 0.0}
+    tick = os.sysconf("SC_CLK_TCK")
+    values = [int(v) / tick for v in fields]
+    return {"idle_s": values[3] + values[4], "steal_s": values[7] if len(values) > 7 else 0.0}
+
+
 def one(args: argparse.Namespace) -> None:
     """Run one configuration and print ``RESULT {json}``."""
     import evaluation.runner as runner
@@ -81,6 +96,7 @@ def one(args: argparse.Namespace) -> None:
     out = Path(os.environ["MIRRORBENCH_DATA_DIR"]) / "runs" / "throughput.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_SELF)
+    machine_before = machine_ticks()
     start = time.perf_counter()
     result = runner.run(
         factory,
@@ -94,6 +110,7 @@ def one(args: argparse.Namespace) -> None:
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
+    machine_after = machine_ticks()
     bundle = read_bundle(out)
     by_episode = {(e["scene_id"], e["level"]): e for e in bundle.episodes}
     order = [(s.id, level) for s in scenes for level in levels]
@@ -114,6 +131,8 @@ def one(args: argparse.Namespace) -> None:
         "wall_s": wall,
         "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         "cpu_total_s": after.ru_utime + after.ru_stime,
+        "idle_s": machine_after["idle_s"] - machine_before["idle_s"],
+        "steal_s": machine_after["steal_s"] - machine_before["steal_s"],
         "maxrss_kb": after.ru_maxrss,
         "rendered": result.frames.rendered,
         "reused": result.frames.reused,
@@ -211,7 +230,7 @@ def measure(
 HEADER = (
     f"{'workers':>7} {'steps':>5} {'wall s':>7} {'ideal s':>7} {'chain s':>7} {'floor s':>7}"
     f" {'ratio':>5} {'r_ideal':>7} {'cli CPU%':>8} {'CPU ms/step':>11} {'srv CPU s':>9}"
-    f" {'peak GB':>7} {'rendered':>8} {'reused':>6}"
+    f" {'peak GB':>7} {'rendered':>8} {'reused':>6} {'idle%':>5} {'steal%':>6}"
 )
 
 
@@ -219,12 +238,15 @@ def row(r: dict[str, Any]) -> str:
     def count(value: Any) -> str:
         return "n/a" if value is None else str(value)
 
+    core_s = max(1e-9, r["wall_s"] * (os.cpu_count() or 1))
+
     return (
         f"{r['workers']:>7} {r['steps']:>5} {r['wall_s']:>7.1f} {r['ideal_s']:>7.1f}"
         f" {r['chain_s']:>7.1f} {r['floor_s']:>7.1f} {r['ratio']:>5.2f} {r['ratio_ideal']:>7.2f}"
         f" {100 * r['cpu_s'] / r['wall_s']:>8.0f} {1000 * r['cpu_s'] / max(1, r['steps']):>11.0f}"
         f" {r['server_cpu_s']:>9.1f} {r['maxrss_kb'] / 1024**2:>7.2f}"
         f" {count(r['rendered']):>8} {count(r['reused']):>6}"
+        f" {100 * r.get('idle_s', 0) / core_s:>5.0f} {100 * r.get('steal_s', 0) / core_s:>6.1f}"
     )
 
 
@@ -257,8 +279,12 @@ def workload_a(
         for n in workers:
             r = measure(n, latency, "robot", "3", render_threads)
             runs[n].append(r)
+            core_s = r["wall_s"] * (os.cpu_count() or 1)
             print(
-                f"   round {round_}, {n} workers: {r['wall_s']:.1f} s, ratio {r['ratio']:.2f}",
+                f"   round {round_}, {n} workers: {r['wall_s']:.1f} s, ratio {r['ratio']:.2f},"
+                f" {1000 * r['cpu_s'] / max(1, r['steps']):.0f} ms CPU/step,"
+                f" idle {100 * r['idle_s'] / core_s:.0f}%,"
+                f" steal {100 * r['steal_s'] / core_s:.1f}%",
                 flush=True,
             )
     print(f"   (engine: {runs[workers[0]][0]['runner']}; render_threads {render_threads})")
