@@ -224,6 +224,10 @@ def measure(
     record["bound_s"] = max(record["ideal_s"], record["chain_s"], record["floor_s"])
     record["ratio"] = record["wall_s"] / record["bound_s"]
     record["ratio_ideal"] = record["wall_s"] / max(record["ideal_s"], record["floor_s"])
+    record["cpu_ms_per_step"] = 1000 * record["cpu_s"] / max(1, record["steps"])
+    core_s = max(1e-9, record["wall_s"] * cores)
+    record["idle_pct"] = 100 * record["idle_s"] / core_s
+    record["steal_pct"] = 100 * record["steal_s"] / core_s
     return record
 
 
@@ -238,15 +242,13 @@ def row(r: dict[str, Any]) -> str:
     def count(value: Any) -> str:
         return "n/a" if value is None else str(value)
 
-    core_s = max(1e-9, r["wall_s"] * (os.cpu_count() or 1))
-
     return (
         f"{r['workers']:>7} {r['steps']:>5} {r['wall_s']:>7.1f} {r['ideal_s']:>7.1f}"
         f" {r['chain_s']:>7.1f} {r['floor_s']:>7.1f} {r['ratio']:>5.2f} {r['ratio_ideal']:>7.2f}"
-        f" {100 * r['cpu_s'] / r['wall_s']:>8.0f} {1000 * r['cpu_s'] / max(1, r['steps']):>11.0f}"
+        f" {100 * r['cpu_s'] / r['wall_s']:>8.0f} {r['cpu_ms_per_step']:>11.0f}"
         f" {r['server_cpu_s']:>9.1f} {r['maxrss_kb'] / 1024**2:>7.2f}"
         f" {count(r['rendered']):>8} {count(r['reused']):>6}"
-        f" {100 * r.get('idle_s', 0) / core_s:>5.0f} {100 * r.get('steal_s', 0) / core_s:>6.1f}"
+        f" {r['idle_pct']:>5.0f} {r['steal_pct']:>6.1f}"
     )
 
 
@@ -279,12 +281,10 @@ def workload_a(
         for n in workers:
             r = measure(n, latency, "robot", "3", render_threads)
             runs[n].append(r)
-            core_s = r["wall_s"] * (os.cpu_count() or 1)
             print(
                 f"   round {round_}, {n} workers: {r['wall_s']:.1f} s, ratio {r['ratio']:.2f},"
-                f" {1000 * r['cpu_s'] / max(1, r['steps']):.0f} ms CPU/step,"
-                f" idle {100 * r['idle_s'] / core_s:.0f}%,"
-                f" steal {100 * r['steal_s'] / core_s:.1f}%",
+                f" {r['cpu_ms_per_step']:.0f} ms CPU/step, idle {r['idle_pct']:.0f}%,"
+                f" steal {r['steal_pct']:.1f}%",
                 flush=True,
             )
     print(f"   (engine: {runs[workers[0]][0]['runner']}; render_threads {render_threads})")
