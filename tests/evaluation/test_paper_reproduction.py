@@ -1,8 +1,10 @@
-"""Protocol v2 reproduces the paper's published rows with policies whose answers we know.
+"""The protocol reproduces the paper's published rows with policies whose answers we know.
 
 A policy that always answers option 1 ("up") never reads an image, so its scores depend only on
 the protocol: scenes, step budgets and metrics. The paper's Qwen2.5-VL-7B level-0 row is exactly
-that policy's row; v2 gives it to three decimals in every cell, and v1's budget does not.
+that policy's row; v2 and v3 (same scenes, budgets and metrics) give it to three decimals in
+every cell, and v1's budget does not. Under v3 it is also the row of a model that echoes the
+answer format it was given: the reference's choice line reads as option 1.
 """
 
 import json
@@ -14,6 +16,7 @@ import pytest
 from evaluation.agents import RandomAgent, ScriptedAgent
 from evaluation.bundle import episode_results
 from evaluation.metrics import METRICS, score_json
+from evaluation.prompts import answer_format_text
 from evaluation.runner import run_episode
 from simulation.catalogue import Scene, scene_set
 
@@ -26,15 +29,18 @@ def paper_row(name):
     return next(m for m in models if m["name"] == name)
 
 
-def always_up_level_table(level=0):
-    agent = ScriptedAgent(["Choice: [1]"])
+def always_up_level_table(level=0, answer="Choice: [1]"):
+    agent = ScriptedAgent([answer])
     records = [run_episode(scene, level, agent) for scene in scene_set().values()]
     return score_json(episode_results(records))["levels"][str(level)]
 
 
-def test_always_answering_option_1_gives_the_papers_qwen_7b_level_0_row_in_every_cell():
+@pytest.mark.parametrize(
+    "answer", ["Choice: [1]", answer_format_text(0)], ids=["option-1", "echoed-format"]
+)
+def test_always_answering_option_1_gives_the_papers_qwen_7b_level_0_row_in_every_cell(answer):
     paper = paper_row("Qwen2.5-VL-7B")["levels"]["0"]
-    ours = always_up_level_table()
+    ours = always_up_level_table(answer=answer)
     for track in TRACKS:
         for metric in METRICS:
             assert round(ours[track][metric], 3) == pytest.approx(paper[track][metric]), (
