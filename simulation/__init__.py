@@ -1,6 +1,6 @@
 """The MirrorBench simulator: scenes, grid dynamics, rendering and the Gymnasium interface.
 
-Plain Python (no Django). Importing the package registers ``ENV_ID`` (``MirrorBench-v2``) with
+Plain Python (no Django). Importing the package registers ``ENV_ID`` (``MirrorBench-v3``) with
 Gymnasium; ``gymnasium.register_envs(simulation)`` marks that import as used for linters.
 """
 

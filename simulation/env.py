@@ -1,6 +1,6 @@
 """The Gymnasium interface: ``gymnasium.make(simulation.ENV_ID, scene=..., size=...)``.
 
-``simulation.ENV_ID`` is ``MirrorBench-<BENCHMARK_VERSION>`` (``MirrorBench-v2``).
+``simulation.ENV_ID`` is ``MirrorBench-<BENCHMARK_VERSION>`` (``MirrorBench-v3``).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from simulation.render import (
     RenderError,
     validate_size,
 )
-from simulation.versions import BENCHMARK_VERSION
+from simulation.versions import FRAME_VERSION
 
 RENDER_MODE_ENV = "MIRRORBENCH_ISAAC_RENDER_MODE"
 DEFAULT_RENDER_MODE = "RaytracedLighting"
@@ -58,7 +58,7 @@ def isaac_renderer_version() -> str:
             "renderer 'isaac' has no version here: isaacsim is not installed "
             "(pip install '.[isaac]' under Python 3.12)"
         ) from None
-    return f"{BENCHMARK_VERSION}-isaacsim-{isaac}-scene{SCENE_BUILD_VERSION}-usd{USD_BUILD_VERSION}"
+    return f"{FRAME_VERSION}-isaacsim-{isaac}-scene{SCENE_BUILD_VERSION}-usd{USD_BUILD_VERSION}"
 
 
 def render_mode() -> str:

@@ -23,7 +23,7 @@ from simulation.catalogue import (
     Scene,
     Vec3,
 )
-from simulation.versions import BENCHMARK_VERSION
+from simulation.versions import FRAME_VERSION
 
 DEFAULT_SIZE = 1024
 MAX_SIZE = 4096
@@ -65,7 +65,8 @@ def renderer_version() -> str:
 
     The renderer is the backend ``MIRRORBENCH_RENDERER`` names (``simulation.backends``;
     MuJoCo by default, whose version is ``mujoco_renderer_version()``). Frame keys and results
-    bundles carry it, so frames of different benchmark versions or backends never share a key.
+    bundles carry it, so frames of different frame versions (``simulation.versions.FRAME_VERSION``,
+    what the pixels depend on) or backends never share a key.
     """
     from simulation.backends import configured_renderer_version
 
@@ -80,8 +81,8 @@ def package_version(name: str) -> str:
 
 
 def mujoco_renderer_version() -> str:
-    """Return the MuJoCo renderer's version: benchmark version, MuJoCo release, scene build."""
-    return f"{BENCHMARK_VERSION}-mujoco-{package_version('mujoco')}-scene{SCENE_BUILD_VERSION}"
+    """Return the MuJoCo renderer's version: frame version, MuJoCo release, scene build."""
+    return f"{FRAME_VERSION}-mujoco-{package_version('mujoco')}-scene{SCENE_BUILD_VERSION}"
 
 
 def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:

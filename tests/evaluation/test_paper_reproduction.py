@@ -7,18 +7,20 @@ every cell, and v1's budget does not. Under v3 it is also the row of a model tha
 answer format it was given: the reference's choice line reads as option 1.
 """
 
+import hashlib
 import json
 import statistics
 from pathlib import Path
 
 import pytest
 
-from evaluation.agents import RandomAgent, ScriptedAgent
+from evaluation.agents import MirrorConfusedAgent, OracleAgent, RandomAgent, ScriptedAgent
 from evaluation.bundle import episode_results
 from evaluation.metrics import METRICS, score_json
 from evaluation.prompts import answer_format_text
 from evaluation.runner import run_episode
 from simulation.catalogue import Scene, scene_set
+from simulation.versions import BENCHMARK_VERSION
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "paper_results.json"
 TRACKS = ("human", "robot", "overall")
@@ -82,3 +84,36 @@ def test_the_papers_random_row_lies_within_the_spread_of_20_seeded_random_runs()
             mean, sd = statistics.mean(values), statistics.stdev(values)
             print(f"{track:8} {metric}: {mean:.3f} ± {sd:.3f} (paper {paper[track][metric]:.3f})")
             assert abs(paper[track][metric] - mean) <= 3 * sd, (track, metric, mean, sd)
+
+
+BASELINES_V2 = Path(__file__).with_name("baselines_v2.json")
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("random", lambda: RandomAgent(0)),
+        ("oracle", OracleAgent),
+        ("mirror-confused", MirrorConfusedAgent),
+    ],
+)
+def test_the_baselines_that_read_no_prompt_play_and_score_as_under_v2(name, make):
+    """v3 changed only what a model reads: the prompt-free baselines must not notice.
+
+    ``baselines_v2.json`` was written by the v2 engine (commit 8e0d756) over all 264 episodes:
+    a digest of every episode's options and distances, and the Table II cells.
+    """
+    v2 = json.loads(BASELINES_V2.read_text())
+    assert v2["engine_version"] == "v2" and BENCHMARK_VERSION == "v3"
+    records = [
+        run_episode(scene, level, make(), seed=0)
+        for level in range(4)
+        for scene in scene_set().values()
+    ]
+    trail = [
+        [r["scene_id"], r["level"], [s["option"] for s in r["steps"]], r["distances"]]
+        for r in records
+    ]
+    digest = hashlib.sha256(json.dumps(trail).encode()).hexdigest()
+    assert digest == v2["agents"][name]["trajectories_sha256"]
+    assert score_json(episode_results(records))["overall"] == v2["agents"][name]["overall"]

@@ -105,12 +105,26 @@ def test_a_v1_bundle_is_refused_naming_its_retired_version(clean, tmp_path):
     assert "step budget" in found[0]
 
 
+def test_a_v2_bundle_is_refused_naming_its_retired_version(clean, tmp_path):
+    records = copy(clean)
+    records[0]["benchmark"] = {
+        "version": "v2",
+        "scene_set": "v2",
+        "prompt_version": "v2",
+        "dynamics_version": "v1",
+    }
+    found = problems(records, tmp_path)
+    assert len(found) == 1
+    assert "benchmark version 'v2' is retired" in found[0]
+    assert "prompts" in found[0] and "evaluate the model again" in found[0]
+
+
 def test_a_bundle_of_an_unknown_version_is_refused_naming_it(clean, tmp_path):
     records = copy(clean)
     records[0]["benchmark"]["version"] = "v9"
     found = problems(records, tmp_path)
     assert found == [
-        "header: benchmark version 'v9' is unknown to this engine (it knows v2); upgrade "
+        "header: benchmark version 'v9' is unknown to this engine (it knows v3); upgrade "
         "mirrorbench or use a bundle it wrote"
     ]
 

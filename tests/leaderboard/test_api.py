@@ -492,12 +492,12 @@ def test_a_run_gives_its_metadata_benchmark_counts_and_scores(
     assert body["metadata"]["agent"]["name"] == "random"
     assert body["metadata"]["selection"]["levels"] == [0, 1, 2, 3]
     assert body["benchmark"] == {
-        "version": "v2",
+        "version": "v3",
         "scene_set": "v2",
-        "prompt_version": "v2",
+        "prompt_version": "v3",
         "dynamics_version": "v1",
     }
-    assert body["benchmark_version"] == "v2"
+    assert body["benchmark_version"] == "v3"
     assert body["counts"]["stored"] == 264
     assert {(s["table"], s["track"]) for s in body["scores"]} == {
         (table, track) for table in TABLES for track in TRACKS

@@ -260,7 +260,7 @@ def test_a_model_is_charted_by_its_run_with_per_scene_results(paper_and_baseline
     runs = chart_runs(slugs=["random"])
     assert {run.source for run in runs} == {"reported", "evaluated"}
     assert runs_by_model(runs)["random"].run_id == random.pk
-    assert chart_runs_for(version="v2", slugs=["random", "gpt-41-api", "nobody"]) == [
+    assert chart_runs_for(version="v3", slugs=["random", "gpt-41-api", "nobody"]) == [
         runs_by_model(runs)["random"],
         *chart_runs(slugs=["gpt-41-api"]),
     ]

@@ -192,12 +192,13 @@ def test_without_a_choice_egl_is_preferred(monkeypatch):
     assert headless_backend() == "osmesa"
 
 
-def test_frame_keys_carry_the_benchmark_version(monkeypatch):
-    from simulation import render
+def test_frame_keys_carry_the_frame_version_not_the_benchmark_version(monkeypatch):
+    from simulation import render, versions
 
     v2 = frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024)
-    assert renderer_version().startswith("v2-")
-    monkeypatch.setattr(render, "BENCHMARK_VERSION", "v3")
+    # v3 changed only the prompts: frames rendered for v2 keep their keys.
+    assert versions.BENCHMARK_VERSION == "v3" and renderer_version().startswith("v2-")
+    monkeypatch.setattr(render, "FRAME_VERSION", "v4")
     assert frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024) != v2
 
 
