@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluation.bundle import RESPONSE_MAX_CHARS
+from evaluation.cache import StepCache, StepKey
 from evaluation.messages import ImagePart, ModelClient, ModelReply, TransportError
 from evaluation.parsing import parse_choice
 from evaluation.prompts import HistoryEntry, build_messages
@@ -242,11 +243,21 @@ class ScriptedAgent:
 
 @dataclass
 class ModelAgent:
-    """Asks a multimodal model, showing it the prompt of the level and the rendered views."""
+    """Asks a multimodal model, showing it the prompt of the level and the rendered views.
+
+    With a ``cache``, each step first looks for the answer stored for that very step of that
+    episode (its scene, level and step index, with the same messages: see
+    ``evaluation.cache``), so a re-run or a resumed episode replays its steps without asking,
+    while every new step, even one whose prompt repeats the last (after a bad answer), is a
+    real request. The agent holds the cache rather than a client wrapping one: the step is
+    known here, from the observation, and the ``ModelClient`` protocol has no room for it.
+    """
 
     client: ModelClient
     image_history: int = 1
     needs_images: bool = True
+    cache: StepCache | None = None
+    """Answers stored for the steps of earlier runs; ``None`` asks the model at every step."""
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass
@@ -259,7 +270,11 @@ class ModelAgent:
         messages = build_messages(
             observation.scene, observation.level, observation.history, previous, current
         )
-        reply = self.client.complete(messages)
+        if self.cache is None:
+            reply = self.client.complete(messages)
+        else:
+            step = StepKey(observation.scene.id, observation.level, observation.step)
+            reply = self.cache.complete(self.client, messages, step)
         if len(reply.text) > RESPONSE_MAX_CHARS:
             # Longer than a bundle can hold, and cutting it would change what verify parses.
             raise TransportError(

@@ -1,12 +1,31 @@
-"""A response cache: re-runs at temperature 0 cost nothing, and interrupted episodes replay.
+"""The response cache: re-runs at temperature 0 cost nothing, and interrupted episodes replay.
 
-Replies are keyed by a hash of (scope, provider, model, base URL, generation parameters, the
-full message content with each image replaced by its SHA-256). The cache is a SQLite file under
-the data directory, shared safely by the runner's threads.
+A reply is stored under the step it answered: a hash of (scope, provider, model, base URL,
+generation parameters, the episode's scene and level, the step's index, the full message
+content with each image replaced by its SHA-256). The cache is a SQLite file under the data
+directory, shared safely by the runner's threads.
+
+**Why the step is in the key.** After an answer that cannot be read, the episode's next prompt
+is the same as the last one, by design (as in the reference, the bad answer stays out of the
+history and the view it was given is not kept). Keyed by the request alone, the next step would
+be served the same unreadable answer, and the one after it, until the step budget ran out,
+where the reference asks the model again at every step. Keyed by the step as well, every step
+of an episode is a real request, unless the run is playing that very step again: a re-run, or a
+resumed episode, that reaches step k of the same (scene, level) with the same messages reuses
+step k's stored answer, and nothing else does.
+
+**Who holds it.** The model agent, not a wrapper around its client: ``ModelAgent.act`` knows the
+step (its observation has the scene, level and step index), and the ``ModelClient`` protocol
+has no room for it. A wrapping client would also sit behind whatever else wraps the client
+(the site's rate limiter does), and an answer found here should not take a rate-limit slot.
+``make_agent_factory`` (``evaluation.registry``) gives each model agent a :class:`StepCache`.
 
 The scope says whose answers may be reused: the site gives each user's hosted runs their own
 (``user:<id>``), so a run never completes from answers someone else paid for, with a key that
 may not even work. The CLI uses one scope, the empty one: the machine's owner is the only user.
+
+An answer served from here is marked ``cached`` in its step record; it keeps the tokens and
+latency of the request that first got it, which totals of what a run spent leave out.
 """
 
 from __future__ import annotations
@@ -15,7 +34,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +48,27 @@ from evaluation.messages import (
 )
 
 
+@dataclass(frozen=True)
+class StepKey:
+    """Which step of which episode a request asks for: part of its cache key."""
+
+    scene_id: str
+    level: int
+    index: int
+    """0-based index of the step (``Observation.step``)."""
+
+
 def request_key(
     provider: str,
     model: str,
     base_url: str | None,
     params: GenerationParams,
     messages: list[Message],
+    *,
+    step: StepKey,
     scope: str = "",
 ) -> str:
-    """Return the cache key of a request made on behalf of ``scope``."""
+    """Return the cache key of the request for ``step``, made on behalf of ``scope``."""
     content: list[Any] = []
     for message in messages:
         parts: list[Any] = []
@@ -53,6 +84,7 @@ def request_key(
         "model": model,
         "base_url": base_url or "",
         "params": params.as_dict(),
+        "step": {"scene_id": step.scene_id, "level": step.level, "index": step.index},
         "messages": content,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -87,37 +119,37 @@ class ResponseCache:
             self._db.close()
 
 
-class CachedClient:
-    """A ModelClient that answers from the cache when it can, and fills it when it cannot.
+class StepCache:
+    """The response cache as a model agent uses it: one stored answer per step of an episode.
 
-    Only usable answers are cached (refusals too: they are the model's answer); transport
-    errors raise before anything is stored.
+    One per run (or per hosted episode), shared by its agents: the store, the scope whose
+    answers may be reused and the base URL the client calls. Only usable answers are stored
+    (refusals too: they are the model's answer); transport errors raise before anything is.
     """
 
     def __init__(
-        self,
-        client: ModelClient,
-        cache: ResponseCache,
-        base_url: str | None = None,
-        *,
-        scope: str = "",
+        self, cache: ResponseCache, *, base_url: str | None = None, scope: str = ""
     ) -> None:
-        self.client = client
-        self.scope = scope
         self.cache = cache
         self.base_url = base_url
-        self.provider = client.provider
-        self.model = client.model
-        self.params = client.params
+        self.scope = scope
 
-    def complete(self, messages: list[Message]) -> ModelReply:
+    def complete(self, client: ModelClient, messages: list[Message], step: StepKey) -> ModelReply:
+        """Return the answer stored for ``step`` asked ``messages``, else ask ``client`` and
+        store its answer. A stored answer comes back with ``request["cached"]`` set."""
         key = request_key(
-            self.provider, self.model, self.base_url, self.params, messages, scope=self.scope
+            client.provider,
+            client.model,
+            self.base_url,
+            client.params,
+            messages,
+            step=step,
+            scope=self.scope,
         )
         cached = self.cache.get(key)
         if cached is not None:
             cached.request = {**cached.request, "cached": True}
             return cached
-        reply = self.client.complete(messages)
+        reply = client.complete(messages)
         self.cache.put(key, reply)
         return reply

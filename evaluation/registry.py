@@ -25,6 +25,7 @@ from evaluation.agents import (
     ScriptedAgent,
     load_script,
 )
+from evaluation.cache import ResponseCache, StepCache
 from evaluation.messages import GenerationParams, ModelClient
 
 BASELINES = ("random", "oracle", "mirror-confused")
@@ -119,7 +120,7 @@ def make_agent_factory(
     base_url: str | None = None,
     image_history: int = 1,
     params: GenerationParams | None = None,
-    cache: Any = None,
+    cache: ResponseCache | None = None,
     cache_scope: str = "",
     api_key: str | None = None,
     retry: Any = None,
@@ -127,8 +128,11 @@ def make_agent_factory(
 ) -> tuple[AgentFactory, dict[str, Any]]:
     """Return a factory of per-episode agents for ``spec`` and the bundle header's extras.
 
-    Model agents share one client (built here: the SDK and the API key are needed now);
-    ``cache`` (a ResponseCache) wraps it, reusing only answers stored under ``cache_scope``.
+    Model agents share one client (built here: the SDK and the API key are needed now) and,
+    given ``cache`` (a ResponseCache), one ``StepCache`` over it: each agent looks up the answer
+    stored for the step it plays (scene, level, step index and messages), reusing only answers
+    stored under ``cache_scope``. The agent holds the cache, not a client wrapping the client,
+    so whatever wraps ``agent.client`` later (the site's rate limiter) is only asked on a miss.
     ``allow_private`` is the outbound policy's switch (``None``: the environment decides).
     """
     parsed = parse_agent_spec(spec)
@@ -145,7 +149,6 @@ def make_agent_factory(
         source = Path(parsed.script).name
         return (lambda: ScriptedAgent(responses, source=source)), extras
     from evaluation.adapters import make_client
-    from evaluation.cache import CachedClient
 
     client: ModelClient = make_client(
         spec,
@@ -155,11 +158,9 @@ def make_agent_factory(
         retry=retry,
         allow_private=allow_private,
     )
-    if cache is not None:
-        client = CachedClient(client, cache, base_url, scope=cache_scope)
-    shared: ModelClient = client
+    steps = StepCache(cache, base_url=base_url, scope=cache_scope) if cache is not None else None
 
     def model_agent() -> Agent:
-        return ModelAgent(shared, image_history=image_history)
+        return ModelAgent(client, image_history=image_history, cache=steps)
 
     return model_agent, extras
