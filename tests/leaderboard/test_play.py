@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from evaluation.agents import oracle_options
 from evaluation.bundle import Bundle
+from evaluation.prompts import BENIGN_NOTE, CHOICE_LINE
 from evaluation.verify import verify_bundle
 from leaderboard.models import Episode, Frame, ModelEntry, Play, Run, Step, Submission
 from leaderboard.play_selectors import human_set_bundle, quick_scene_ids, subset_episodes
@@ -75,7 +76,7 @@ def test_an_anonymous_visitor_plays_to_the_mark_and_nothing_is_stored(client):
     view = response.json()
     assert (view["index"], view["stored"], view["previous"]) == (0, False, None)
     assert view["history"] == "Previous moves: none yet, this is your first move."
-    assert "Choice: [n]" in view["instructions"]
+    assert view["instructions"].endswith(BENIGN_NOTE) and CHOICE_LINE in view["instructions"]
     for option in optimal_options(SCENE):
         response = answer(client, view, option)
         assert response.status_code == 200, response.content
