@@ -26,11 +26,12 @@ BENCHMARK_VERSION = "v3"
 KNOWN_VERSIONS = ("v3",)
 """Versions this engine can run and verify."""
 RETIRED_VERSIONS = {
-    "v1": "its step budget (d0 + 10) and answer parser differ from the paper's protocol",
     "v2": "its prompts (order, answer line, notes) and its 2,048-token output cap differ from "
     "the reference's, so its scores do not compare with the paper's rows",
+    "v1": "its step budget (d0 + 10) and answer parser differ from the paper's protocol",
 }
-"""Versions whose results stay browsable but that this engine no longer runs or verifies."""
+"""Versions whose results stay browsable but that this engine no longer runs or verifies,
+newest first (the order of the site's version menu)."""
 FRAME_VERSION = "v2"
 """The version of what the pixels depend on (scene set, camera, renderer set-up), part of every
 frame key. v3 changed only what a model reads, so frames rendered for v2 serve v3 unchanged;
