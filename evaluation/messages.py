@@ -39,14 +39,24 @@ class Message:
 
 @dataclass(frozen=True)
 class GenerationParams:
-    """Generation settings sent with every request (temperature 0 for reproducibility)."""
+    """Generation settings sent with every request (protocol v3: temperature 0 and nothing else).
+
+    ``max_tokens`` None sends no output cap (the Anthropic client, whose API requires one, sends
+    the model's maximum output instead: ``evaluation.adapters.anthropic``); ``seed`` None sends no
+    seed. The reference implementation sends neither.
+    """
 
     temperature: float = 0.0
-    max_tokens: int = 2048
-    seed: int | None = 0
+    max_tokens: int | None = None
+    seed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+        """What these settings ask to send: ``temperature``, ``max_tokens`` (None: no cap) and
+        ``seed`` only when one is set (no key: none sent)."""
+        sent: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.seed is not None:
+            sent["seed"] = self.seed
+        return sent
 
 
 @dataclass

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -20,13 +22,63 @@ from evaluation.adapters.base import (
     _headers,
     _image_record,
     _text_only,
+    log,
 )
 from evaluation.adapters.retry import RetryPolicy
 from evaluation.messages import GenerationParams, Message, ModelReply, TextPart
 
-__all__ = ["ANTHROPIC_DEFAULT_BASE_URL", "AnthropicClient"]
+__all__ = [
+    "ANTHROPIC_DEFAULT_BASE_URL",
+    "ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS",
+    "ANTHROPIC_MAX_OUTPUT_TOKENS",
+    "AnthropicClient",
+    "anthropic_max_output_tokens",
+]
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+ANTHROPIC_MAX_OUTPUT_TOKENS: dict[str, int] = {
+    "claude-opus-4-6": 128000,
+    "claude-opus-4-5": 64000,
+    "claude-opus-4-1": 32000,
+    "claude-opus-4-0": 32000,
+    "claude-opus-4-2025": 32000,  # claude-opus-4-20250514
+    "claude-sonnet-4": 64000,  # 4, 4.5, 4.6
+    "claude-haiku-4": 64000,  # 4.5
+    "claude-3-7-sonnet": 64000,
+    "claude-3-5-sonnet": 8192,
+    "claude-3-5-haiku": 8192,
+    "claude-3-opus": 4096,
+    "claude-3-sonnet": 4096,
+    "claude-3-haiku": 4096,
+}
+"""The maximum output tokens of known Claude models, by model name prefix (the longest that
+matches wins). Sent as ``max_tokens``, which the API requires, when the user sets none: the
+benchmark caps no answer (protocol v3). Opus 4 versions not listed fall back, deliberately:
+``claude-opus-4`` alone would give a later Opus 4.x the 32000 of Opus 4.0 and 4.1."""
+ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS = 64000
+"""``max_tokens`` for a model not in the table: generous on purpose. A model whose limit is lower
+answers 400 naming its limit, and the client resends once with that limit (recorded)."""
+
+_MAX_TOKENS_LIMIT = re.compile(r"max_tokens\W*(\d+)\s*>\s*(\d+)")
+"""The API's 400 for a ``max_tokens`` above the model's limit: ``max_tokens: 128000 > 64000, which
+is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929``."""
+
+
+def anthropic_max_output_tokens(model: str) -> int:
+    """The maximum output tokens of ``model`` (``ANTHROPIC_MAX_OUTPUT_TOKENS``), or the fallback.
+
+    The name is matched from its ``claude-`` on, so that prefixed names (``anthropic.claude-...``
+    on some proxies) are known too.
+    """
+    name = model.lower()
+    start = name.find("claude-")
+    if start >= 0:
+        name = name[start:]
+    matches = [prefix for prefix in ANTHROPIC_MAX_OUTPUT_TOKENS if name.startswith(prefix)]
+    if not matches:
+        return ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS
+    return ANTHROPIC_MAX_OUTPUT_TOKENS[max(matches, key=len)]
 
 
 class AnthropicClient(_ChatAdapter):
@@ -34,19 +86,25 @@ class AnthropicClient(_ChatAdapter):
 
     System messages (which must come first) become the ``system`` parameter; user and
     assistant messages carry text blocks and base64 ``image`` blocks (``image/png``). Sends
-    ``max_tokens`` and ``temperature``; the API has no seed, which ``request["not_sent"]``
-    records. ``temperature`` goes through ``extra_body`` because the anthropic SDK (1.0 on)
-    dropped it from ``messages.create``'s signature. The API refuses it on Claude models after
-    Opus 4.6 and, under the API version the anthropic 2.x SDK sends (``2026-10-21``,
-    recorded as ``request["api_version"]``), on every model; such a client sends its requests
-    without it after the first 400. The SDK sends the key as ``Authorization: Bearer``.
+    ``temperature`` and ``max_tokens``, which the API requires: ``params.max_tokens`` when set,
+    else the model's maximum output (:func:`anthropic_max_output_tokens`), so that no answer is
+    cut short. A 400 saying ``max_tokens`` is above the model's limit lowers it to that limit,
+    once, recorded in ``request["not_sent"]``. The API has no seed: a ``params.seed`` is not
+    sent, which ``request["not_sent"]`` records. ``temperature`` goes through ``extra_body``
+    because the anthropic SDK (1.0 on) dropped it from ``messages.create``'s signature. The API
+    refuses it on Claude models after Opus 4.6 and, under the API version the anthropic 2.x SDK
+    sends (``2026-10-21``, recorded as ``request["api_version"]``), on every model; such a
+    client sends its requests without it after the first 400. The SDK sends the key as
+    ``Authorization: Bearer``.
 
     Args:
         model: The model name, e.g. ``"claude-sonnet-4-5"``.
         base_url: The API root (without ``/v1``); default Anthropic's. ``ANTHROPIC_BASE_URL``
             and Anthropic profile files are deliberately ignored.
         api_key_env: The environment variable holding the API key.
-        params: Generation settings sent with every request (``seed`` is not sent).
+        params: Generation settings sent with every request (``seed`` is not sent;
+            ``max_tokens`` None sends the model's maximum output). ``self.params`` holds what
+            is sent (:meth:`sent_params`).
         retry: When and how long to retry.
         timeout_s: Per-request timeout in seconds.
         sleep: Called with each retry delay in seconds (injectable for tests).
@@ -77,14 +135,26 @@ class AnthropicClient(_ChatAdapter):
             model,
             base_url=base_url,
             api_key_env=api_key_env,
-            params=params,
+            params=self.sent_params(model, params),
             retry=retry,
             timeout_s=timeout_s,
             sleep=sleep,
             api_key=api_key,
             allow_private=allow_private,
         )
-        self._not_sent["seed"] = "the Anthropic API has no seed parameter"
+        sent = self.params.max_tokens
+        self._max_tokens: int = sent if sent is not None else anthropic_max_output_tokens(model)
+        if params.seed is not None:
+            self._not_sent["seed"] = "the Anthropic API has no seed parameter"
+
+    @classmethod
+    def sent_params(cls, model: str, params: GenerationParams) -> GenerationParams:
+        """The settings a client for ``model`` sends given ``params``: ``max_tokens`` resolved
+        (the user's, else the model's maximum output) and no seed."""
+        max_tokens = params.max_tokens
+        if max_tokens is None:
+            max_tokens = anthropic_max_output_tokens(model)
+        return replace(params, max_tokens=max_tokens, seed=None)
 
     def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> anthropic.Anthropic:
         return anthropic.Anthropic(
@@ -121,7 +191,7 @@ class AnthropicClient(_ChatAdapter):
         return body, images
 
     def _generation_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_tokens": self.params.max_tokens}
+        kwargs: dict[str, Any] = {"max_tokens": self._max_tokens}
         if "temperature" not in self._not_sent:
             kwargs["temperature"] = self.params.temperature
         return kwargs
@@ -179,4 +249,28 @@ class AnthropicClient(_ChatAdapter):
         if "temperature" not in self._not_sent and failure.rejects("temperature"):
             self._drop_param("temperature", failure)
             return True
+        limit = self._max_tokens_limit(failure)
+        if limit is not None and "max_tokens" not in self._not_sent:
+            self._not_sent["max_tokens"] = (
+                f"{self._max_tokens} is above the model's limit, sent {limit}: "
+                + self._redact(failure.describe())
+            )
+            log.warning(
+                "anthropic model %r allows at most %d output tokens, not %d; sending the limit",
+                self.model,
+                limit,
+                self._max_tokens,
+            )
+            self._max_tokens = limit
+            return True
         return False
+
+    def _max_tokens_limit(self, failure: _Failure) -> int | None:
+        """The lower ``max_tokens`` a 400 says the model allows, if it says so."""
+        if failure.status != 400:
+            return None
+        found = _MAX_TOKENS_LIMIT.search(failure.message)
+        if found is None or int(found.group(1)) != self._max_tokens:
+            return None
+        limit = int(found.group(2))
+        return limit if 0 < limit < self._max_tokens else None

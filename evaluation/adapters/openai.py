@@ -36,17 +36,20 @@ class OpenAIChatClient(_ChatAdapter):
     """A model behind an OpenAI-compatible chat completions API.
 
     Sends the system message as a ``system`` role message, user content as text and
-    ``image_url`` parts (``data:image/png;base64,...`` with ``detail: "high"``), ``temperature``,
-    ``seed`` (unless ``params.seed`` is None) and ``max_tokens``. ``max_tokens`` rather than
-    ``max_completion_tokens`` because every OpenAI-compatible server accepts it; OpenAI models
-    that refuse it (the reasoning models) get ``max_completion_tokens`` after their first 400.
+    ``image_url`` parts (``data:image/png;base64,...`` with ``detail: "high"``) and
+    ``temperature``; by default nothing else (protocol v3): ``max_tokens`` only when
+    ``params.max_tokens`` is set, ``seed`` only when ``params.seed`` is. ``max_tokens`` rather
+    than ``max_completion_tokens`` because every OpenAI-compatible server accepts it; OpenAI
+    models that refuse it (the reasoning models) get ``max_completion_tokens`` after their
+    first 400.
 
     Args:
         model: The model name the server knows, e.g. ``"gpt-4o"`` or ``"qwen2.5-vl:7b"``.
         base_url: The API root including ``/v1``; default OpenAI's. ``OPENAI_BASE_URL`` is
             deliberately ignored so that results say where they came from.
         api_key_env: The environment variable holding the API key.
-        params: Generation settings sent with every request.
+        params: Generation settings sent with every request (``max_tokens`` and ``seed`` only
+            when set).
         retry: When and how long to retry.
         timeout_s: Per-request timeout in seconds.
         sleep: Called with each retry delay in seconds (injectable for tests).
@@ -85,8 +88,11 @@ class OpenAIChatClient(_ChatAdapter):
             api_key=api_key,
             allow_private=allow_private,
         )
-        if params.seed is None:
-            self._not_sent["seed"] = "params.seed is None"
+
+    @classmethod
+    def sent_params(cls, model: str, params: GenerationParams) -> GenerationParams:
+        """The settings a client for ``model`` sends given ``params``: ``params`` themselves."""
+        return params
 
     def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> openai.OpenAI:
         return openai.OpenAI(
@@ -118,10 +124,12 @@ class OpenAIChatClient(_ChatAdapter):
         return {"model": self.model, "messages": wire}, images
 
     def _generation_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {self._tokens_param: self.params.max_tokens}
+        kwargs: dict[str, Any] = {}
+        if self.params.max_tokens is not None:
+            kwargs[self._tokens_param] = self.params.max_tokens
         if "temperature" not in self._not_sent:
             kwargs["temperature"] = self.params.temperature
-        if "seed" not in self._not_sent:
+        if self.params.seed is not None and "seed" not in self._not_sent:
             kwargs["seed"] = self.params.seed
         return kwargs
 
@@ -167,7 +175,8 @@ class OpenAIChatClient(_ChatAdapter):
         return None
 
     def _adapt(self, failure: _Failure) -> bool:
-        if self._tokens_param == "max_tokens" and failure.rejects("max_tokens"):
+        sent = self._generation_kwargs()
+        if "max_tokens" in sent and failure.rejects("max_tokens"):
             self._tokens_param = "max_completion_tokens"
             self._not_sent["max_tokens"] = (
                 "rejected by the model, sent as max_completion_tokens: "
@@ -179,7 +188,7 @@ class OpenAIChatClient(_ChatAdapter):
             )
             return True
         for name in ("temperature", "seed"):
-            if name not in self._not_sent and failure.rejects(name):
+            if name in sent and failure.rejects(name):
                 self._drop_param(name, failure)
                 return True
         return False

@@ -23,6 +23,10 @@ from evaluation.adapters import (
     make_client,
     retry_after_s,
 )
+from evaluation.adapters.anthropic import (
+    ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS,
+    anthropic_max_output_tokens,
+)
 from evaluation.messages import (
     GenerationParams,
     ImagePart,
@@ -112,10 +116,10 @@ def anthropic_client(
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     made: list[AnthropicClient] = []
 
-    def build(**overrides: Any) -> AnthropicClient:
+    def build(model: str = "claude-test", **overrides: Any) -> AnthropicClient:
         options: dict[str, Any] = {"retry": FAST, "timeout_s": 5.0, "sleep": sleeps}
         options.update(overrides)
-        client = AnthropicClient("claude-test", base_url=fake_anthropic.base_url, **options)
+        client = AnthropicClient(model, base_url=fake_anthropic.base_url, **options)
         made.append(client)
         return client
 
@@ -159,29 +163,43 @@ def test_openai_sends_the_full_png_with_high_detail_and_the_system_role(
     assert reply.text == DEFAULT_TEXT
 
 
-def test_openai_sends_temperature_zero_seed_and_max_tokens(
+def test_openai_sends_temperature_zero_and_nothing_else_by_default(
     openai_client: ClientFactory, fake_openai: FakeOpenAI, conversation: list[Message]
 ) -> None:
-    openai_client().complete(conversation)
+    reply = openai_client().complete(conversation)
 
     body = fake_openai.requests[0].body
-    assert body["temperature"] == 0
-    assert body["seed"] == 0
-    assert body["max_tokens"] == 2048
-    assert "max_completion_tokens" not in body
-    assert body.get("stream") in (None, False)
-
-
-def test_openai_leaves_the_seed_out_when_params_have_none(
-    openai_client: ClientFactory, fake_openai: FakeOpenAI, conversation: list[Message]
-) -> None:
-    params = GenerationParams(temperature=0.0, max_tokens=512, seed=None)
-    reply = openai_client(params=params).complete(conversation)
-
-    body = fake_openai.requests[0].body
+    assert {k: v for k, v in body.items() if k not in ("model", "messages")} == {"temperature": 0}
+    assert "max_tokens" not in body and "max_completion_tokens" not in body
     assert "seed" not in body
-    assert body["max_tokens"] == 512
-    assert "seed" in reply.request["not_sent"]
+    assert body.get("stream") in (None, False)
+    assert reply.request["params"] == {"temperature": 0.0}
+    assert reply.request["not_sent"] == {}
+
+
+def test_openai_sends_max_tokens_and_seed_only_when_set(
+    openai_client: ClientFactory, fake_openai: FakeOpenAI, conversation: list[Message]
+) -> None:
+    capped = openai_client(params=GenerationParams(max_tokens=512)).complete(conversation)
+    seeded = openai_client(params=GenerationParams(seed=7)).complete(conversation)
+
+    first, second = (r.body for r in fake_openai.requests)
+    assert (first["max_tokens"], first["temperature"]) == (512, 0)
+    assert "seed" not in first
+    assert capped.request["params"] == {"max_tokens": 512, "temperature": 0.0}
+    assert (second["seed"], second["temperature"]) == (7, 0)
+    assert "max_tokens" not in second
+    assert seeded.request["params"] == {"temperature": 0.0, "seed": 7}
+
+
+def test_openai_request_params_are_the_body_sent(
+    openai_client: ClientFactory, fake_openai: FakeOpenAI, conversation: list[Message]
+) -> None:
+    for params in (GenerationParams(), GenerationParams(max_tokens=300, seed=1)):
+        reply = openai_client(params=params).complete(conversation)
+        body = fake_openai.requests[-1].body
+        sent = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        assert reply.request["params"] == sent
 
 
 def test_openai_records_model_id_fingerprint_usage_latency_and_request(
@@ -200,7 +218,7 @@ def test_openai_records_model_id_fingerprint_usage_latency_and_request(
             {"width": SIZE, "height": SIZE, "format": "png", "detail": "high", "bytes": len(png)}
         ],
         "base_url": fake_openai.base_url,
-        "params": {"max_tokens": 2048, "temperature": 0.0, "seed": 0},
+        "params": {"temperature": 0.0},
         "not_sent": {},
     }
 
@@ -464,17 +482,19 @@ def test_openai_switches_to_max_completion_tokens_when_max_tokens_is_rejected(
             ),
         )
     )
-    client = openai_client(retry=RetryPolicy(max_attempts=1))  # resending is not a retry
+    client = openai_client(  # resending is not a retry
+        retry=RetryPolicy(max_attempts=1), params=GenerationParams(max_tokens=4000)
+    )
     reply = client.complete(conversation)
     client.complete(conversation)
 
     first, resent, later = (r.body for r in fake_openai.requests)
-    assert first["max_tokens"] == 2048
+    assert first["max_tokens"] == 4000
     for body in (resent, later):
         assert "max_tokens" not in body
-        assert body["max_completion_tokens"] == 2048
+        assert body["max_completion_tokens"] == 4000
     assert reply.attempts == 2
-    assert reply.request["params"] == {"max_completion_tokens": 2048, "temperature": 0.0, "seed": 0}
+    assert reply.request["params"] == {"max_completion_tokens": 4000, "temperature": 0.0}
     assert "max_completion_tokens" in reply.request["not_sent"]["max_tokens"]
 
 
@@ -523,8 +543,8 @@ def test_anthropic_drops_a_rejected_temperature(
     assert "temperature" not in resent
     assert "temperature" not in later
     assert sleeps == []
-    assert reply.request["params"] == {"max_tokens": 2048}
-    assert set(reply.request["not_sent"]) == {"seed", "temperature"}
+    assert reply.request["params"] == {"max_tokens": ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS}
+    assert set(reply.request["not_sent"]) == {"temperature"}
 
 
 # Anthropic messages.
@@ -552,7 +572,7 @@ def test_anthropic_sends_system_parameter_full_png_temperature_and_no_seed(
     assert image["source"]["media_type"] == "image/png"
     assert_full_size_png(base64.b64decode(image["source"]["data"], validate=True), png)
     assert body["temperature"] == 0
-    assert body["max_tokens"] == 2048
+    assert body["max_tokens"] == ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS  # claude-test is unknown
     assert "seed" not in body
     assert reply.text == DEFAULT_TEXT
 
@@ -574,9 +594,112 @@ def test_anthropic_records_model_id_usage_latency_and_request(
         {"width": SIZE, "height": SIZE, "format": "png", "detail": None, "bytes": len(png)}
     ]
     assert reply.request["base_url"] == fake_anthropic.base_url
-    assert reply.request["params"] == {"max_tokens": 2048, "temperature": 0.0}
-    assert "seed" in reply.request["not_sent"]
+    assert reply.request["params"] == {
+        "max_tokens": ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS,
+        "temperature": 0.0,
+    }
+    assert reply.request["not_sent"] == {}
     assert reply.request["api_version"] == fake_anthropic.requests[0].headers["anthropic-version"]
+
+
+@pytest.mark.parametrize(
+    ("model", "maximum"),
+    [
+        ("claude-sonnet-4-5", 64000),
+        ("claude-sonnet-4-5-20250929", 64000),
+        ("claude-sonnet-4-20250514", 64000),
+        ("claude-haiku-4-5", 64000),
+        ("claude-opus-4-5-20251101", 64000),
+        ("claude-opus-4-1-20250805", 32000),
+        ("claude-opus-4-20250514", 32000),
+        ("claude-opus-4-0", 32000),
+        ("claude-3-7-sonnet-latest", 64000),
+        ("claude-3-5-sonnet-20241022", 8192),
+        ("claude-3-5-haiku-latest", 8192),
+        ("claude-3-opus-20240229", 4096),
+        ("claude-3-haiku-20240307", 4096),
+        ("anthropic.claude-3-5-sonnet-20240620-v1:0", 8192),
+        ("claude-opus-4-9", ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS),
+        ("some-proxy-model", ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS),
+    ],
+)
+def test_anthropic_max_output_tokens_of_known_models_and_the_fallback(
+    model: str, maximum: int
+) -> None:
+    assert anthropic_max_output_tokens(model) == maximum
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "expected"),
+    [
+        ("claude-sonnet-4-5", GenerationParams(), 64000),
+        ("claude-3-5-haiku-latest", GenerationParams(), 8192),
+        ("claude-opus-4-1", GenerationParams(), 32000),
+        ("claude-next-1", GenerationParams(), ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS),
+        ("claude-sonnet-4-5", GenerationParams(max_tokens=1000), 1000),
+        ("claude-next-1", GenerationParams(max_tokens=99999), 99999),
+    ],
+)
+def test_anthropic_sends_the_model_maximum_output_unless_the_user_sets_max_tokens(
+    model: str,
+    params: GenerationParams,
+    expected: int,
+    anthropic_client: ClientFactory,
+    fake_anthropic: FakeAnthropic,
+    conversation: list[Message],
+) -> None:
+    client = anthropic_client(model, params=params)
+    reply = client.complete(conversation)
+
+    body = fake_anthropic.requests[0].body
+    assert body["max_tokens"] == expected
+    assert body["temperature"] == 0
+    sent = {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
+    assert reply.request["params"] == sent == {"max_tokens": expected, "temperature": 0.0}
+    assert client.params == GenerationParams(max_tokens=expected)
+    assert AnthropicClient.sent_params(model, params) == client.params
+
+
+def test_anthropic_records_a_seed_it_cannot_send(
+    anthropic_client: ClientFactory, fake_anthropic: FakeAnthropic, conversation: list[Message]
+) -> None:
+    reply = anthropic_client(params=GenerationParams(seed=5)).complete(conversation)
+
+    assert "seed" not in fake_anthropic.requests[0].body
+    assert "seed" not in reply.request["params"]
+    assert "no seed" in reply.request["not_sent"]["seed"]
+
+
+def test_anthropic_lowers_max_tokens_once_to_the_limit_a_400_states(
+    anthropic_client: ClientFactory,
+    fake_anthropic: FakeAnthropic,
+    sleeps: Sleeps,
+    conversation: list[Message],
+) -> None:
+    too_many = anthropic_error(
+        "max_tokens: 64000 > 32000, which is the maximum allowed number of output tokens for "
+        "claude-next-1"
+    )
+    fake_anthropic.enqueue(Scripted(400, too_many))
+    client = anthropic_client("claude-next-1", retry=RetryPolicy(max_attempts=1))
+    reply = client.complete(conversation)
+    client.complete(conversation)
+
+    first, resent, later = (r.body for r in fake_anthropic.requests)
+    assert first["max_tokens"] == 64000
+    assert resent["max_tokens"] == later["max_tokens"] == 32000
+    assert sleeps == []
+    assert reply.attempts == 2
+    assert reply.request["params"] == {"max_tokens": 32000, "temperature": 0.0}
+    assert "64000 is above the model's limit, sent 32000" in reply.request["not_sent"]["max_tokens"]
+
+    # Once: a second such answer fails like any other 400.
+    fake_anthropic.enqueue(
+        Scripted(400, anthropic_error("max_tokens: 32000 > 16000, which is the maximum allowed"))
+    )
+    with pytest.raises(TransportError, match="HTTP 400"):
+        client.complete(conversation)
+    assert fake_anthropic.requests[-1].body["max_tokens"] == 32000
 
 
 def test_anthropic_rejects_a_system_message_after_the_conversation_started(
