@@ -235,7 +235,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 base_url=args.base_url,
                 image_history=args.image_history,
-                params=GenerationParams(seed=args.seed, max_tokens=args.max_tokens),
+                # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
+                params=GenerationParams(max_tokens=args.max_tokens),
                 cache=cache,
                 # The command line runs on the user's own machine, for the user: a model server
                 # on loopback or the local network is theirs to call. The site's workers keep
@@ -484,7 +485,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
     p.add_argument("--levels", type=_levels, default=list(LEVELS), help="e.g. 0,1 (default: all)")
     p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
-    p.add_argument("--seed", type=int, default=0, help="seed for the random agent and the API")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the run's seed: the random agent's (never sent to a model API; default 0)",
+    )
     p.add_argument(
         "--workers",
         type=_positive("--workers"),
@@ -504,7 +510,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="previous images shown with the current one (default 1)",
     )
     p.add_argument("--image-size", type=_size, default=DEFAULT_SIZE, help="frame side in pixels")
-    p.add_argument("--max-tokens", type=_positive("--max-tokens"), default=2048)
+    p.add_argument(
+        "--max-tokens",
+        type=_positive("--max-tokens"),
+        default=None,
+        help="cap on each answer's output tokens (default: no cap; Anthropic, whose API needs "
+        "one, gets the model's maximum output)",
+    )
     p.add_argument("--out", help="bundle path (default: var/runs/<agent>.jsonl)")
     p.add_argument("--resume", action="store_true", help="keep and skip finished episodes")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")

@@ -97,11 +97,21 @@ def describe_agent(spec: str, *, seed: int = 0, image_history: int = 1) -> dict[
 def header_extras(
     spec: str, *, base_url: str | None = None, params: GenerationParams | None = None
 ) -> dict[str, Any]:
-    """Return the bundle header's ``model`` and ``generation`` fields (null for baselines)."""
+    """Return the bundle header's ``model`` and ``generation`` fields (null for baselines).
+
+    ``generation`` is what the provider's client sends given ``params`` (default
+    ``GenerationParams()``): ``{"temperature": 0.0, "max_tokens": null}`` for an OpenAI-compatible
+    model (null: no cap), the model's maximum output as ``max_tokens`` for an Anthropic one; a
+    ``seed`` only when one is sent. A setting the model turns out to reject is recorded per
+    step (``request["params"]`` and ``request["not_sent"]``), not here.
+    """
     parsed = parse_agent_spec(spec)
     if not parsed.is_model:
         return {"model": None, "generation": None}
-    from evaluation.adapters import public_base_url
+    from evaluation.adapters import CLIENT_CLASSES, public_base_url
+
+    client_class = CLIENT_CLASSES[parsed.provider]
+    sent = client_class.sent_params(parsed.model, params or GenerationParams())
 
     return {
         "model": {
@@ -109,7 +119,7 @@ def header_extras(
             "model": parsed.model,
             "base_url": public_base_url(base_url) if base_url else None,
         },
-        "generation": (params or GenerationParams()).as_dict(),
+        "generation": sent.as_dict(),
     }
 
 
@@ -133,10 +143,12 @@ def make_agent_factory(
     stored for the step it plays (scene, level, step index and messages), reusing only answers
     stored under ``cache_scope``. The agent holds the cache, not a client wrapping the client,
     so whatever wraps ``agent.client`` later (the site's rate limiter) is only asked on a miss.
+    ``seed`` is the random agent's; it is never sent to a model API (``params`` default
+    ``GenerationParams()``: temperature 0, no cap, no seed).
     ``allow_private`` is the outbound policy's switch (``None``: the environment decides).
     """
     parsed = parse_agent_spec(spec)
-    params = params or GenerationParams(seed=seed)
+    params = params or GenerationParams()
     extras = header_extras(spec, base_url=base_url, params=params)
     if parsed.spec == "random":
         return (lambda: RandomAgent(seed)), extras

@@ -101,3 +101,52 @@ def test_an_anthropic_model_runs_too(fake_anthropic, tmp_path, monkeypatch):
     body = fake_anthropic.requests[-1].body
     assert isinstance(body["system"], str | list) and body["messages"][0]["role"] == "user"
     assert main(["verify", str(out)]) == 0
+
+
+def _generation_sent(body):
+    return {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
+
+
+def test_an_openai_run_sends_temperature_zero_only_and_records_it(
+    fake_openai, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "model.jsonl"
+    args = run_args("openai:fake-vl", fake_openai.base_url, out, tmp_path, "--seed", "9")
+    assert main(args) == 0
+    header, episode = (json.loads(line) for line in out.read_text().splitlines())
+    assert header["generation"] == {"temperature": 0.0, "max_tokens": None}
+    assert header["seed"] == 9  # the run's seed, not sent
+    for request, step in zip(fake_openai.requests, episode["steps"], strict=True):
+        assert _generation_sent(request.body) == {"temperature": 0}
+        assert step["request"]["params"] == {"temperature": 0.0}
+    assert main(["verify", str(out)]) == 0
+
+
+def test_max_tokens_on_the_command_line_is_sent_and_recorded(fake_openai, tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "model.jsonl"
+    args = run_args("openai:fake-vl", fake_openai.base_url, out, tmp_path, "--max-tokens", "3000")
+    assert main(args) == 0
+    header, episode = (json.loads(line) for line in out.read_text().splitlines())
+    assert header["generation"] == {"temperature": 0.0, "max_tokens": 3000}
+    assert _generation_sent(fake_openai.requests[0].body) == {"max_tokens": 3000, "temperature": 0}
+    assert episode["steps"][0]["request"]["params"] == {"max_tokens": 3000, "temperature": 0.0}
+
+
+def test_an_anthropic_run_sends_the_model_maximum_output_and_records_it(
+    fake_anthropic, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    out = tmp_path / "claude.jsonl"
+    agent = "anthropic:claude-3-5-sonnet-20241022"
+    assert main(run_args(agent, fake_anthropic.base_url, out, tmp_path)) == 0
+    header, episode = (json.loads(line) for line in out.read_text().splitlines())
+    assert header["generation"] == {"temperature": 0.0, "max_tokens": 8192}
+    for request, step in zip(fake_anthropic.requests, episode["steps"], strict=True):
+        assert _generation_sent(request.body) == {"max_tokens": 8192, "temperature": 0}
+        assert step["request"]["params"] == {"max_tokens": 8192, "temperature": 0.0}
+    assert main(["verify", str(out)]) == 0
