@@ -11,7 +11,9 @@ mark), and token counts on the provider's tokenizer. The figures use:
   moves so far, the instructions; ``evaluation.prompts``), plus the images: the current view and,
   after the first step, the previous one, at ``IMAGE_TOKENS`` each;
 - output tokens: ``OUTPUT_TOKENS`` a reply (a short reasoning and an option), at most the
-  run's ``max_tokens``.
+  run's ``max_tokens`` when it sets one (by default none is sent: protocol v3). A typical reply,
+  not the cap: Anthropic runs send the model's maximum output as ``max_tokens``, which bounds
+  nothing in practice.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def estimate_run(
     provider: str,
     typical_steps: float = TYPICAL_STEPS,
     price: Mapping[str, Any] | None = None,
-    max_tokens: int = 2048,
+    max_tokens: int | None = None,
 ) -> RunEstimate:
     """Return the expected requests, tokens and cost of running ``scenes`` x ``levels``.
 
@@ -97,7 +99,8 @@ def estimate_run(
             text = (_text_tokens(scene, level, 0) + _text_tokens(scene, level, scene.max_steps)) / 2
             images = 2 - 1 / steps if steps else 1  # the previous view from the second step on
             input_tokens += steps * (text + images * image)
-    output_tokens = requests * min(OUTPUT_TOKENS, max_tokens)
+    per_reply = OUTPUT_TOKENS if max_tokens is None else min(OUTPUT_TOKENS, max_tokens)
+    output_tokens = requests * per_reply
     cost = None
     if price:
         cost = round(

@@ -77,9 +77,12 @@ class RunSpec:
     scenes: str = "all"
     base_url: str | None = None
     seed: int = 0
+    """The run's seed (the random agent's); never sent to a model API."""
     image_size: int = DEFAULT_SIZE
     image_history: int = 1
-    max_tokens: int = 2048
+    max_tokens: int | None = None
+    """Cap on each answer's output tokens; None: none (Anthropic gets the model's maximum).
+    Specs stored before protocol v3 hold 2048, which their runs keep sending."""
     pairs: tuple[tuple[str, int], ...] = ()
     """Only these (scene id, level) episodes, when given (a reproduction's sample)."""
     use_cache: bool = True
@@ -283,7 +286,8 @@ def episode_evaluate(*, episode_id: int) -> str:
 
     episode = Episode.objects.select_related("run", "scene").get(pk=episode_id)
     spec = episode.run.spec
-    params = GenerationParams(seed=spec["seed"], max_tokens=spec["max_tokens"])
+    # Temperature 0 and no seed; a cap only if the spec has one (old specs: 2048).
+    params = GenerationParams(max_tokens=spec.get("max_tokens"))
     factory, _ = make_agent_factory(
         spec["agent"],
         seed=spec["seed"],

@@ -155,3 +155,81 @@ def test_a_run_without_a_key_has_its_base_url_checked_too(base_url):
         )
     assert caught.value.field == "base_url"
     assert Run.objects.count() == 0
+
+
+def _generation_sent(body):
+    return {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
+
+
+def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_changes):
+    """Run one hosted episode in this process against ``fake``; return the run."""
+    from evaluation.outbound import ALLOW_PRIVATE_ENV
+    from leaderboard.services.runs import RunSpec, episode_evaluate, run_create, run_start
+
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the worker's own switch (the fake is loopback)
+    spec = RunSpec(
+        agent="openai:fake-vl",
+        base_url=fake.base_url,
+        scenes="GR1_T2-allegro-logo_0",
+        levels=(1,),
+        image_size=32,
+        use_cache=False,
+    )
+    with captured(execute=False):
+        run = run_create(model_entry=entry, spec=spec)
+    for key, value in spec_changes.items():  # what an older version stored
+        run.spec[key] = value
+    run.save(update_fields=["spec"])
+    (episode_id,) = run_start(run_id=run.pk)
+    assert episode_evaluate(episode_id=episode_id) == "completed"
+    return run
+
+
+def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from leaderboard.services.runs import RunSpec
+    from tests.evaluation.fake_providers import FakeOpenAI
+    from tests.leaderboard.factories import ModelEntryFactory
+
+    assert RunSpec(agent="openai:m").as_dict()["max_tokens"] is None
+    with FakeOpenAI() as fake:
+        run = _evaluate_one_episode(
+            ModelEntryFactory(), fake, settings, monkeypatch, django_capture_on_commit_callbacks
+        )
+        assert fake.requests
+        for request in fake.requests:
+            assert _generation_sent(request.body) == {"temperature": 0}
+    assert run.spec["max_tokens"] is None and run.spec["seed"] == 0
+
+
+def test_a_run_stored_before_protocol_v3_keeps_its_cap_but_sends_no_seed(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from tests.evaluation.fake_providers import FakeOpenAI
+    from tests.leaderboard.factories import ModelEntryFactory
+
+    with FakeOpenAI() as fake:
+        _evaluate_one_episode(
+            ModelEntryFactory(),
+            fake,
+            settings,
+            monkeypatch,
+            django_capture_on_commit_callbacks,
+            max_tokens=2048,
+            seed=0,
+        )
+        for request in fake.requests:
+            assert _generation_sent(request.body) == {"max_tokens": 2048, "temperature": 0}
+
+
+def test_the_estimate_assumes_a_typical_reply_not_a_cap():
+    from evaluation.estimate import OUTPUT_TOKENS, estimate_run
+    from simulation.catalogue import select_scenes
+
+    scenes = select_scenes("GR1_T2-allegro-logo_0")
+    uncapped = estimate_run(scenes=scenes, levels=[0], provider="anthropic")
+    capped = estimate_run(scenes=scenes, levels=[0], provider="anthropic", max_tokens=100)
+    assert uncapped.output_tokens == uncapped.requests * OUTPUT_TOKENS
+    assert capped.output_tokens == capped.requests * 100
