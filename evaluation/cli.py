@@ -20,10 +20,9 @@ import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
 from evaluation.confusion import BehaviourTable, behaviour_json
-from evaluation.messages import ImagePart
 from evaluation.metrics import METRICS, TRACKS, LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
-from evaluation.prompts import LEVELS, build_messages, messages_as_text
+from evaluation.prompts import LEVELS, messages_as_text
 from simulation.backends import BackendError
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
@@ -203,10 +202,16 @@ def _level(text: str) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
+    """Print the messages of the step after ``--moves`` (images as named placeholders)."""
+    from evaluation.preview import EpisodeOver, parse_moves, prompt_after
+
     scene = get_scene(args.scene)
-    size = args.size
-    current = ImagePart(b"", size, size, "current view")
-    print(messages_as_text(build_messages(scene, args.level, [], [], current)))
+    try:
+        preview = prompt_after(scene, args.level, parse_moves(args.moves), args.size)
+    except (EpisodeOver, ValueError) as exc:
+        print(f"mirrorbench prompt: {exc}", file=sys.stderr)
+        return 2
+    print(messages_as_text(preview.messages))
     return 0
 
 
@@ -469,11 +474,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gallery)
 
     p = sub.add_parser(
-        "prompt", help="print the prompt a model gets at step 0 (images as placeholders)"
+        "prompt",
+        help="print the messages a model gets at a step (images as named placeholders)",
     )
     p.add_argument("--scene", required=True, help="scene id")
     p.add_argument("--level", required=True, type=_level, help="prompt level 0-3")
     p.add_argument("--size", type=_size, default=DEFAULT_SIZE, help="image side in pixels")
+    p.add_argument(
+        "--moves",
+        default="",
+        help="options 1-6 to play first, e.g. 6,6,3; prints the next step's messages "
+        "(default: none, the first step)",
+    )
     p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser("run", help="evaluate an agent and write a results bundle")

@@ -11,8 +11,31 @@ def test_prompt_prints_the_step_0_text_with_image_placeholders(capsys):
     assert main(["prompt", "--scene", "male_0-mano_white-splash", "--level", "3"]) == 0
     text = capsys.readouterr().out
     assert "=== system ===" in text and "=== user ===" in text
-    assert "[image current view: 1024x1024 PNG]" in text
-    assert "mirror" not in text.lower() and "Choice: [n]" in text
+    assert "[image current view, hand at cell (0, 0, 0), frame " in text
+    assert "mirror" not in text.lower() and "Choice: [Option Number] (e.g. [1])" in text
+    assert "Previous moves: none yet" in text and "previous view" not in text
+
+
+def test_prompt_with_moves_prints_the_next_step_with_history_and_both_images(capsys):
+    args = ["prompt", "--scene", "male_0-mano_white-splash", "--level", "1", "--moves", "6,6,3"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "1. Option 6, move backward (towards the camera): executed without collision." in text
+    assert "3. Option 3, move left: executed without collision." in text
+    assert "[image previous view, hand at cell (-2, 0, 0), frame " in text
+    assert "[image current view, hand at cell (-2, 1, 0), frame " in text
+    assert text.rstrip().endswith("no real person is involved.")
+
+
+@pytest.mark.parametrize(
+    "moves, message",
+    [("6,9", "each move must be an option 1-6, got '9'"), (",".join(["1"] * 30), "the episode ends")],
+)
+def test_prompt_with_bad_moves_says_why_and_exits_2(capsys, moves, message):
+    args = ["prompt", "--scene", "male_0-mano_white-splash", "--level", "0", "--moves", moves]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
 
 
 def test_run_then_score_json_has_the_documented_shape(tmp_path, capsys):
@@ -165,7 +188,7 @@ def test_run_rejects_bad_arguments_on_one_line(tmp_path, capsys, monkeypatch, ar
 def test_version_names_the_tool_and_the_benchmark(capsys):
     assert main(["--version"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("mirrorbench ") and "(benchmark v2)" in out
+    assert out.startswith("mirrorbench ") and "(benchmark v3)" in out
 
 
 def test_help_lists_every_subcommand(capsys):
