@@ -12,7 +12,6 @@ from evaluation.cache import ResponseCache, StepKey, request_key
 from evaluation.cli import main
 from evaluation.messages import GenerationParams, Message, TextPart
 from tests.evaluation.fake_providers import Scripted, openai_completion
-from tests.evaluation.test_model_runs import run_args
 
 GARBAGE = Scripted(200, openai_completion("I cannot tell where the mark is from this view."))
 GOOD = Scripted(200)  # the fake's default: "Choice: [2]"
@@ -22,8 +21,13 @@ def episode_of(path):
     return json.loads(path.read_text().splitlines()[1])
 
 
-def run_model(fake, out, tmp_path, *extra):
-    return main(run_args("openai:fake-vl", fake.base_url, out, tmp_path, *extra))
+SCENE = "GR1_T2-shadow_hand-logo_0"
+
+
+def run_model(fake, out, *extra):
+    """Play one episode of ``openai:fake-vl`` at level 2 with small frames into ``out``."""
+    args = ["run", "--agent", "openai:fake-vl", "--base-url", fake.base_url, "--scenes", SCENE]
+    return main([*args, "--levels", "2", "--image-size", "48", "--out", str(out), *extra])
 
 
 def test_after_a_bad_answer_the_next_step_asks_the_model_again(fake_openai, tmp_path, monkeypatch):
@@ -32,7 +36,7 @@ def test_after_a_bad_answer_the_next_step_asks_the_model_again(fake_openai, tmp_
     # Step 1 and step 4 are garbled; every other answer is good.
     fake_openai.enqueue(GOOD, GARBAGE, GOOD, GOOD, GARBAGE)
     out = tmp_path / "bad.jsonl"
-    assert run_model(fake_openai, out, tmp_path) == 0
+    assert run_model(fake_openai, out) == 0
     steps = episode_of(out)["steps"]
     # Every step was a real request: the step after a bad one was not served the same garbage.
     assert len(fake_openai.requests) == len(steps) > 5
@@ -50,9 +54,9 @@ def test_a_rerun_with_the_same_cache_replays_every_step_without_a_request(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fake_openai.enqueue(GOOD, GARBAGE, GOOD, GARBAGE)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert run_model(fake_openai, first, tmp_path) == 0
+    assert run_model(fake_openai, first) == 0
     sent = len(fake_openai.requests)
-    assert run_model(fake_openai, second, tmp_path) == 0
+    assert run_model(fake_openai, second) == 0
     assert len(fake_openai.requests) == sent  # not one new request
     before, after = episode_of(first)["steps"], episode_of(second)["steps"]
     assert all(step["cached"] for step in after)
@@ -70,13 +74,13 @@ def test_resuming_an_errored_episode_reuses_the_steps_it_had_taken(
     # Three answers (one garbled), then the provider fails until the retries run out.
     fake_openai.enqueue(GOOD, GARBAGE, GOOD, *[Scripted(500)] * 10)
     out = tmp_path / "resumed.jsonl"
-    assert run_model(fake_openai, out, tmp_path) == 0
+    assert run_model(fake_openai, out) == 0
     broken = episode_of(out)
     assert broken["status"] == "error" and len(broken["steps"]) == 3
     sent = len(fake_openai.requests)
     failures_left = 10 - (sent - 3)  # the 500s the retries did not use are met again below
 
-    assert run_model(fake_openai, out, tmp_path, "--resume") == 0
+    assert run_model(fake_openai, out, "--resume") == 0
     episode = episode_of(out)
     assert episode["status"] == "completed"
     # The three steps answered before are replayed from the cache; the rest are asked.
@@ -90,8 +94,8 @@ def test_without_the_cache_every_step_is_asked(fake_openai, tmp_path, monkeypatc
     monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "a.jsonl"
-    assert run_model(fake_openai, out, tmp_path, "--no-cache") == 0
-    assert run_model(fake_openai, out, tmp_path, "--no-cache") == 0
+    assert run_model(fake_openai, out, "--no-cache") == 0
+    assert run_model(fake_openai, out, "--no-cache") == 0
     steps = episode_of(out)["steps"]
     assert len(fake_openai.requests) == 2 * len(steps)
     assert not any(step["cached"] for step in steps)
