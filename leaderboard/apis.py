@@ -707,8 +707,16 @@ class EpisodeDetailApi(APIView):
                     "input_tokens",
                     "output_tokens",
                     "latency_s",
+                    "cached",
                 )
                 ref_name = "EpisodeStep"
+                extra_kwargs = {
+                    "cached": {
+                        "help_text": "The answer came from the response cache: an earlier run's "
+                        "answer to this very step, whose tokens and latency this run did not "
+                        "spend."
+                    }
+                }
 
         class FrameSerializer(serializers.Serializer):
             view = serializers.IntegerField(help_text="0 is the start; view n follows step n.")

@@ -338,6 +338,9 @@ class Step(models.Model):
     input_tokens = models.PositiveIntegerField(null=True)
     output_tokens = models.PositiveIntegerField(null=True)
     latency_s = models.FloatField(null=True)
+    cached = models.BooleanField(default=False)
+    """The answer came from the response cache: its tokens and latency were spent by an earlier
+    run, and the run's totals leave them out."""
 
     class Meta:
         ordering = ["index"]
@@ -364,6 +367,7 @@ class Step(models.Model):
             input_tokens=record.get("input_tokens"),
             output_tokens=record.get("output_tokens"),
             latency_s=record.get("latency_s"),
+            cached=bool(record.get("cached", False)),
         )
 
     def as_record(self) -> dict[str, Any]:
@@ -380,6 +384,7 @@ class Step(models.Model):
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "latency_s": self.latency_s,
+            "cached": self.cached,
         }
 
 

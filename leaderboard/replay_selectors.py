@@ -109,6 +109,9 @@ class EpisodeReplay:
     renderer: str
     agent_renderer: str | None
     unstored: list[str] = field(default_factory=list)
+    cached_steps: int = 0
+    """Steps whose answer came from the response cache (an earlier run's answer to that very
+    step, replayed): each is marked, and its tokens and latency were not spent by this run."""
 
 
 def _tail(response: str, chars: int = 90) -> str:
@@ -143,6 +146,7 @@ def _view(
             "input_tokens": step.input_tokens,
             "output_tokens": step.output_tokens,
             "latency_s": step.latency_s,
+            "cached": step.cached,
             "distance_after": step.distance_steps,
         }
     return view
@@ -187,6 +191,7 @@ def episode_replay(*, episode_id: int, user: Any) -> EpisodeReplay:
         same_renderer=same,
         renderer=version,
         agent_renderer=agent_renderer if not same else version,
+        cached_steps=sum(1 for s in steps if s.cached),
     )
 
 

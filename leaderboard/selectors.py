@@ -582,15 +582,20 @@ def run_behaviour_records(*, run: Run) -> list[dict[str, Any]]:
 
 
 def run_progress(*, run: Run) -> dict[str, Any]:
-    """Return a run's progress: episodes by status, steps, bad responses, tokens (two queries)."""
+    """Return a run's progress: episodes by status, steps, bad responses, tokens (two queries).
+
+    ``cached_steps`` counts the steps answered from the response cache; the tokens, and the cost
+    computed from them, leave those steps out: they were spent by the run that first asked.
+    """
     counts = dict(
         run.episodes.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
     )
     steps = Step.objects.filter(episode__run=run).aggregate(
         steps=Count("pk"),
         bad=Count("pk", filter=Q(option__isnull=True)),
-        input_tokens=Coalesce(Sum("input_tokens"), 0),
-        output_tokens=Coalesce(Sum("output_tokens"), 0),
+        cached_steps=Count("pk", filter=Q(cached=True)),
+        input_tokens=Coalesce(Sum("input_tokens", filter=Q(cached=False)), 0),
+        output_tokens=Coalesce(Sum("output_tokens", filter=Q(cached=False)), 0),
     )
     done = counts.get(Episode.Status.COMPLETED, 0) + counts.get(Episode.Status.ERROR, 0)
     now = timezone.now()
@@ -705,7 +710,8 @@ def eta_text(eta: tuple[float, float] | None) -> str:
 
 
 def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
-    """Return the run's cost so far in US dollars, when a price is configured for its agent."""
+    """Return the run's cost so far in US dollars, when a price is configured for its agent
+    (``input_tokens`` and ``output_tokens``: those spent, cached steps left out)."""
     price = settings.MIRRORBENCH_PRICES.get((run.spec or {}).get("agent", ""))
     if not price:
         return None

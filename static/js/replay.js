@@ -43,6 +43,17 @@
 
   function text(name, value) { var node = field(name); if (node) node.textContent = value; }
 
+  function cached(step) {
+    /* The "From cache" row, present when some step of the episode was answered from the cache. */
+    var node = field("cached");
+    if (!node) return;
+    if (!step || !step.cached) { node.textContent = step ? "no: asked for this run" : "—"; return; }
+    var badge = document.createElement("span");
+    badge.className = "badge cached";
+    badge.textContent = "from cache";
+    node.replaceChildren(badge, " an earlier run's answer, not counted again");
+  }
+
   function show(index, push) {
     current = Math.max(0, Math.min(last, index));
     var view = views[current], step = view.step;
@@ -75,11 +86,13 @@
       text("parse_error", step.parse_error || "—");
       text("tokens", step.input_tokens === null ? "—" : step.input_tokens + " in, " + step.output_tokens + " out");
       text("latency", step.latency_s === null ? "—" : step.latency_s.toFixed(2) + " s");
+      cached(step);
       text("response-summary", step.response.length + " characters" + (step.folded ? ", ending “" + step.tail + "” (open to read all)" : ""));
       text("response", step.response);
       field("response-box").open = !step.folded;
     } else {
       ["option", "parse_error", "tokens", "latency"].forEach(function (name) { text(name, "—"); });
+      cached(null);
       text("executed", "the episode has ended");
       text("response-summary", "No response after the last step");
       text("response", "");

@@ -659,9 +659,11 @@ def test_an_episode_gives_its_steps_in_order(
         "input_tokens",
         "output_tokens",
         "latency_s",
+        "cached",
     }
     for key in ("response", "option", "executed", "distance_steps", "hand_cell", "frame_key"):
         assert step[key] == want[key]
+    assert step["cached"] is False  # a baseline's moves are never answered from the cache
     assert _get(client, "/api/episodes/999999/", status=404)["detail"]
 
 

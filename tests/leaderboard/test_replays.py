@@ -313,3 +313,67 @@ def test_a_model_page_shows_each_runs_behaviour(client, bundles):
     overall = run.behaviour["overall"]["overall"]
     assert f"{overall['confusion_rate'] * 100:.0f}%" in page
     assert f"{overall['mirror_confused_episodes']} of 264" in page
+
+
+# Steps answered from the response cache.
+
+
+def _with_cached_steps(path, cached_indices):
+    """Give every step of the bundle at ``path`` tokens and a latency, and mark the steps at
+    ``cached_indices`` of each episode as answered from the response cache."""
+    header, *episodes = (json.loads(line) for line in path.read_text().splitlines())
+    for episode in episodes:
+        for step in episode["steps"]:
+            step.update(
+                input_tokens=1000,
+                output_tokens=50,
+                latency_s=0.5,
+                cached=step["index"] in cached_indices,
+            )
+    path.write_text("".join(json.dumps(record) + "\n" for record in [header, *episodes]))
+    return path
+
+
+@pytest.fixture
+def cached_run(tmp_path):
+    """One episode whose steps 0 and 2 came from the response cache."""
+    bundle = make_bundle(tmp_path / "cached.jsonl", "random", scenes=SCENE, levels=(0,))
+    return import_run(_with_cached_steps(bundle, {0, 2}), "Cached VLM")
+
+
+def test_cached_steps_are_marked_in_the_replay_and_the_api(client, cached_run):
+    episode = _episode(cached_run)
+    assert episode.steps_taken > 3
+    cached = Step.objects.filter(episode=episode, cached=True)
+    assert sorted(cached.values_list("index", flat=True)) == [0, 2]
+    content = client.get(f"/episodes/{episode.pk}/?step=2").content.decode()
+    assert f"2 of {episode.steps_taken} steps came from the response cache (" in content
+    facts = re.search(r'<dd data-field="cached">(.*?)</dd>', content)
+    assert facts and 'class="badge cached">from cache</span>' in facts.group(1)
+    data = _data(content)
+    steps = [v["step"] for v in data["views"] if "step" in v]
+    assert [s["number"] - 1 for s in steps if s["cached"]] == [0, 2]
+    other = client.get(f"/episodes/{episode.pk}/?step=1").content.decode()
+    assert re.search(r'<dd data-field="cached">no: asked for this run</dd>', other)
+
+    api = client.get(f"/api/episodes/{episode.pk}/").json()
+    assert [s["index"] for s in api["steps"] if s["cached"]] == [0, 2]
+    # The run's bundle gives them back as they came.
+    lines = client.get(f"/runs/{cached_run.pk}/bundle.jsonl").content.decode().splitlines()
+    exported = json.loads(lines[1])["steps"]
+    assert [s["index"] for s in exported if s["cached"]] == [0, 2]
+
+
+def test_a_runs_tokens_leave_out_the_cached_steps(client, cached_run):
+    episode = _episode(cached_run)
+    progress = client.get(f"/runs/{cached_run.pk}/progress.json").json()
+    assert progress["steps"] == episode.steps_taken and progress["cached_steps"] == 2
+    assert progress["input_tokens"] == 1000 * (episode.steps_taken - 2)
+    assert progress["output_tokens"] == 50 * (episode.steps_taken - 2)
+    page = client.get(f"/runs/{cached_run.pk}/").content.decode()
+    assert f'<span data-field="input_tokens">{1000 * (episode.steps_taken - 2)}</span>' in page
+
+
+def test_a_replay_without_cached_steps_has_no_cache_row(client, small_run):
+    content = client.get(f"/episodes/{_episode(small_run).pk}/").content.decode()
+    assert 'data-field="cached"' not in content and "response cache" not in content

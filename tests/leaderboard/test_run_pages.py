@@ -125,6 +125,30 @@ def test_the_cost_is_shown_when_a_price_is_configured(client, running_run, setti
     assert "about $<span" in client.get(f"/runs/{running_run.pk}/").content.decode()
 
 
+def test_the_cost_leaves_out_the_steps_answered_from_the_cache(client, running_run, settings):
+    from leaderboard.models import Step
+
+    episode = Episode.objects.filter(run=running_run).first()
+    common = {"option": 6, "executed": True, "distance_steps": 5, "hand_cell": [-1, 0, 0]}
+    Step.objects.create(
+        episode=episode, index=0, input_tokens=1_000_000, output_tokens=100_000, **common
+    )
+    # Replayed from an earlier run's answer: those tokens were paid for then.
+    Step.objects.create(
+        episode=episode,
+        index=1,
+        input_tokens=1_000_000,
+        output_tokens=100_000,
+        cached=True,
+        **common,
+    )
+    settings.MIRRORBENCH_PRICES = {"oracle": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
+    data = client.get(f"/runs/{running_run.pk}/progress.json").json()
+    assert data["steps"] == 2 and data["cached_steps"] == 1
+    assert data["input_tokens"] == 1_000_000 and data["output_tokens"] == 100_000
+    assert data["cost_usd"] == 3.5
+
+
 def test_a_hosted_run_bundle_downloads_without_any_provider_key(
     client, tmp_path, monkeypatch, django_capture_on_commit_callbacks
 ):
