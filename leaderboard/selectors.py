@@ -753,7 +753,8 @@ def run_header(*, run: Run) -> dict[str, Any]:
     levels = sorted({e.level for e in run.episodes.all()})
     ordered = run.episodes.select_related("scene").order_by("scene_id")
     scenes = list(dict.fromkeys(e.scene.scene_id for e in ordered))
-    params = GenerationParams(seed=spec["seed"], max_tokens=spec.get("max_tokens", 2048))
+    # What the worker sends (services.runs): temperature 0, no seed, a cap only if the spec has one.
+    params = GenerationParams(max_tokens=spec.get("max_tokens"))
     return make_header(
         benchmark=run.benchmark.as_dict(),
         agent=describe_agent(spec["agent"], seed=spec["seed"], image_history=spec["image_history"]),

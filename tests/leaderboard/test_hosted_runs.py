@@ -202,6 +202,9 @@ def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
         for request in fake.requests:
             assert _generation_sent(request.body) == {"temperature": 0}
     assert run.spec["max_tokens"] is None and run.spec["seed"] == 0
+    # The bundle header says what was sent: no cap, no seed.
+    run.refresh_from_db()
+    assert run.metadata["generation"] == {"temperature": 0.0, "max_tokens": None}
 
 
 def test_a_run_stored_before_protocol_v3_keeps_its_cap_but_sends_no_seed(
