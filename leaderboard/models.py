@@ -341,6 +341,13 @@ class Step(models.Model):
     cached = models.BooleanField(default=False)
     """The answer came from the response cache: its tokens and latency were spent by an earlier
     run, and the run's totals leave them out."""
+    request = models.JSONField(default=dict, blank=True)
+    """What was sent besides the messages (``Step.REQUEST_KEYS`` of the bundle's ``request``):
+    the generation settings exactly as sent, what was left out and why, the images' sizes."""
+
+    REQUEST_KEYS = ("params", "not_sent", "images", "api_version")
+    """The parts of a step's ``request`` the site keeps; never the endpoint (its path may carry
+    a key or a deployment id) nor a provider's error body (``provider_error``)."""
 
     class Meta:
         ordering = ["index"]
@@ -368,6 +375,11 @@ class Step(models.Model):
             output_tokens=record.get("output_tokens"),
             latency_s=record.get("latency_s"),
             cached=bool(record.get("cached", False)),
+            request={
+                key: value
+                for key, value in (record.get("request") or {}).items()
+                if key in cls.REQUEST_KEYS
+            },
         )
 
     def as_record(self) -> dict[str, Any]:
@@ -385,6 +397,7 @@ class Step(models.Model):
             "output_tokens": self.output_tokens,
             "latency_s": self.latency_s,
             "cached": self.cached,
+            **({"request": self.request} if self.request else {}),
         }
 
 

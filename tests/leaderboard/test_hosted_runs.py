@@ -205,6 +205,15 @@ def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
     # The bundle header says what was sent: no cap, no seed.
     run.refresh_from_db()
     assert run.metadata["generation"] == {"temperature": 0.0, "max_tokens": None}
+    # And each stored step, what went on the wire, in the run's bundle too (never the endpoint).
+    from leaderboard.models import Step
+    from leaderboard.selectors import run_bundle
+
+    steps = Step.objects.filter(episode__run=run)
+    assert steps and all(step.request["params"] == {"temperature": 0.0} for step in steps)
+    assert all("base_url" not in step.request for step in steps)
+    exported = [s for record in run_bundle(run=run)[1:] for s in record["steps"]]
+    assert exported and all(s["request"]["params"] == {"temperature": 0.0} for s in exported)
 
 
 def test_a_run_stored_before_protocol_v3_keeps_its_cap_but_sends_no_seed(
@@ -236,3 +245,29 @@ def test_the_estimate_assumes_a_typical_reply_not_a_cap():
     capped = estimate_run(scenes=scenes, levels=[0], provider="anthropic", max_tokens=100)
     assert uncapped.output_tokens == uncapped.requests * OUTPUT_TOKENS
     assert capped.output_tokens == capped.requests * 100
+
+
+def test_a_step_keeps_what_was_sent_but_never_the_endpoint_or_the_providers_error():
+    from leaderboard.models import Step
+
+    record = {
+        "index": 0,
+        "response": "",
+        "option": None,
+        "parse_error": "no answer: context_length",
+        "executed": False,
+        "distance_steps": 7,
+        "hand_cell": [0, 0, 0],
+        "request": {
+            "params": {"temperature": 0.0, "max_tokens": 64000},
+            "not_sent": {},
+            "images": [{"width": 32, "height": 32, "format": "png", "detail": None, "bytes": 9}],
+            "api_version": "2026-10-21",
+            "base_url": "https://gw.example/v1/deployments/secret-id",
+            "provider_error": {"status": 400, "message": "prompt is too long"},
+        },
+    }
+    step = Step.from_record(1, record)
+    assert set(step.request) == {"params", "not_sent", "images", "api_version"}
+    assert step.as_record()["request"]["params"] == {"temperature": 0.0, "max_tokens": 64000}
+    assert "request" not in Step.from_record(1, {**record, "request": None}).as_record()
