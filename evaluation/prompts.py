@@ -43,6 +43,9 @@ from simulation.dynamics import Action
 
 PROMPT_VERSION = "v3"
 LEVELS = (0, 1, 2, 3)
+RETIRED_PROMPTS = {"v2": "8e0d756", "v1": "004daf0"}
+"""The last commit of this repository whose ``evaluation/prompts.py`` built each retired version:
+``git show 8e0d756:evaluation/prompts.py`` is the text v2 runs were given."""
 
 OPTION_TEXT: dict[Action, str] = {
     Action.UP: "move up",

@@ -248,11 +248,32 @@ def episode_prompt(*, episode: Episode, step: int) -> str:
     """Return the text of the conversation the agent was given at ``step`` (0-based).
 
     The level's instructions and the history of moves, as ``mirrorbench prompt`` prints them,
-    with images as placeholders.
+    with images as placeholders; for an episode of a retired prompt version, why it is not shown.
     """
     from evaluation.messages import ImagePart
-    from evaluation.prompts import HistoryEntry, build_messages, messages_as_text
+    from evaluation.prompts import (
+        PROMPT_VERSION,
+        RETIRED_PROMPTS,
+        HistoryEntry,
+        build_messages,
+        messages_as_text,
+    )
 
+    played_with = episode.run.benchmark.prompt_version
+    if played_with != PROMPT_VERSION:
+        # This engine builds only the current prompts: showing them would misstate what the
+        # agent of a retired version read.
+        where = (
+            f"`git show {RETIRED_PROMPTS[played_with]}:evaluation/prompts.py` in the mirrorbench "
+            "repository builds them"
+            if played_with in RETIRED_PROMPTS
+            else "the mirrorbench repository's history has them"
+        )
+        return (
+            f"This episode was played with the {played_with} prompts (benchmark "
+            f"{episode.run.benchmark.name}), which this site no longer builds: it builds "
+            f"{PROMPT_VERSION}. {where}; docs/protocol.md says what changed.\n"
+        )
     scene = get_scene(episode.scene.scene_id)
     size = run_image_size(episode.run)
     steps = list(Step.objects.filter(episode=episode, index__lt=step).order_by("index"))

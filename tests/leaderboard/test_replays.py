@@ -211,6 +211,19 @@ def test_the_prompt_of_a_step_is_the_levels_text_with_the_moves_so_far(client, s
     assert bad.status_code == 400 and b"step:" in bad.content
 
 
+def test_the_prompt_of_a_retired_versions_episode_is_not_shown_as_todays(client, small_run):
+    from leaderboard.models import BenchmarkVersion, Run
+
+    episode = _episode(small_run, level=3)
+    v2, _ = BenchmarkVersion.objects.get_or_create(
+        name="v2", defaults={"scene_set": "v2", "prompt_version": "v2", "dynamics_version": "v1"}
+    )
+    Run.objects.filter(pk=episode.run_id).update(benchmark=v2)
+    text = client.get(f"/episodes/{episode.pk}/prompt.txt?step=0").content.decode()
+    assert "played with the v2 prompts" in text and "git show 8e0d756:evaluation/prompts.py" in text
+    assert "=== user ===" not in text and "Choice: [Option Number]" not in text
+
+
 # Episode lists.
 
 
