@@ -8,7 +8,13 @@ from pathlib import Path
 from celery import Celery
 from celery.signals import worker_init
 
+from mirrorbench_site import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
+
+# filesystem:// names the site's transport (``mirrorbench_site.broker``), kombu's with atomic
+# writes and claims: kombu's own loses messages and stops the worker under concurrent use.
+broker.register("filesystem")
 
 app = Celery("mirrorbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -16,7 +22,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 
 @app.on_configure.connect
 def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
-    """Point the filesystem transport at folders in the data directory and create them.
+    """Point the filesystem transport (``mirrorbench_site.broker``) at folders in the data
+    directory and create them.
 
     Runs when the app is first configured (a worker starting, a task queued), never on
     reading the settings. Beat's schedule file goes to the data directory too.
@@ -27,11 +34,16 @@ def _embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
     if not str(settings.CELERY_BROKER_URL).startswith("filesystem://"):
         return
     folder = Path(settings.CELERY_BROKER_DIR)
-    for sub in ("queue", "processed", "control"):
+    for sub in ("queue", "incoming", "claimed", "corrupt", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     sender.conf.broker_transport_options = {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
+        # Written here, then renamed whole into queue/; claimed here by a rename, then read;
+        # set aside here when unreadable. All on the queue folder's file system.
+        "incoming_folder": str(folder / "incoming"),
+        "claimed_folder": str(folder / "claimed"),
+        "corrupt_folder": str(folder / "corrupt"),
         "processed_folder": str(folder / "processed"),
         # The exchange-to-queue bindings; kombu's default is control/ in the current directory.
         "control_folder": str(folder / "control"),

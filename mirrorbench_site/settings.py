@@ -327,7 +327,9 @@ MIRRORBENCH_WORKER_USER = envstr("MIRRORBENCH_WORKER_USER", "")
 MIRRORBENCH_RETRY_ATTEMPTS = envint("MIRRORBENCH_RETRY_ATTEMPTS", 6)
 MIRRORBENCH_RETRY_BASE_S = float(envint("MIRRORBENCH_RETRY_BASE_MS", 1000)) / 1000
 
-# Celery: the embedded default is kombu's filesystem transport under the data directory.
+# Celery: the embedded default is a filesystem transport under the data directory. In this
+# site's processes filesystem:// names mirrorbench_site.broker (kombu's transport with atomic
+# writes and claims; docs/architecture.md, "The embedded broker"), not kombu's own.
 CELERY_BROKER_DIR = DATA_DIR / "broker"
 # "localhost" names the machine whose folders carry the messages (kombu warns without a host).
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://localhost/")
