@@ -63,6 +63,7 @@ bench: install
 	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.play
 	$(BIN)/python -m benchmarks.throughput
+	$(BIN)/python -m benchmarks.verify_limits
 
 lint: install
 	$(BIN)/ruff check .
