@@ -8,7 +8,9 @@ what ``mirrorbench verify`` and an upload run) in a fresh child process under a 
 (``BENCH_VERIFY_CAP_MB``, default 4096 MiB of address space) and a time limit
 (``BENCH_VERIFY_TIMEOUT_S``, default 120 s). Printed per bundle: its size, the wall time, the
 child's peak resident memory above what it held before reading, and how many problems came
-back. Sizes: ``BENCH_VERIFY_SIZES`` (default ``300000,2000000``, bytes).
+back. Sizes: ``BENCH_VERIFY_SIZES`` (default ``300000,2000000``, bytes; the upload limit is
+64 MB). A last row holds as many values as a bundle may (``at_the_value_limit``): the most
+memory parsing can take.
 
 The crafting functions are shared with ``tests/evaluation/test_verify_limits.py``.
 """
@@ -142,6 +144,22 @@ CRAFTED: dict[str, Callable[[int], bytes]] = {
 }
 
 
+def at_the_value_limit() -> bytes:
+    """One episode of one-member objects, as many as ``MAX_VALUES`` lets a bundle hold.
+
+    Parsed, a one-member object costs more than any other value counted: this is the most
+    memory parsing a bundle can take, whatever its size.
+    """
+    from evaluation.bundle import MAX_VALUES
+
+    head = _line(header()) + b"\n"
+    body = _line(episode(steps=[]))
+    prefix, suffix = body.split(b'"steps":[]')
+    # Each object is two values (itself and its member); the rest of the bundle holds < 1000.
+    count = (MAX_VALUES - 1000) // 2
+    return head + prefix + b'"steps":[' + b",".join([b'{"a":0}'] * count) + b"]" + suffix + b"\n"
+
+
 def _rss_kib() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -198,6 +216,7 @@ def main() -> None:
     crafted: list[tuple[str, Callable[[], bytes]]] = [
         (name, functools.partial(craft, size)) for size in SIZES for name, craft in CRAFTED.items()
     ]
+    crafted.append(("value limit", at_the_value_limit))
     with tempfile.TemporaryDirectory(prefix="mirrorbench-bench-") as folder:
         for name, craft in crafted:
             path = Path(folder) / "crafted.jsonl"

@@ -7,6 +7,7 @@ documented in ``docs/bundle-format.md`` and ``evaluation/schemas/bundle-v1.schem
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -108,56 +109,179 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
-@cache
-def _validators() -> dict[str, jsonschema_rs.Draft202012Validator]:
-    root = schema()
-    return {
-        kind: jsonschema_rs.Draft202012Validator({**root, "$ref": f"#/$defs/{kind}"})
-        for kind in ("header", "episode")
+_MASK = "\x00value\x00"
+"""What the validator writes in place of the offending value (a read string never holds a NUL):
+the value is quoted by ``_quote``, which bounds it, never by the validator, which would not."""
+_ANNOTATIONS = frozenset({"$comment", "$schema", "$id", "title", "description", "default"})
+_WALKED = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "additionalProperties",
+        "required",
+        "maxProperties",
+        "minProperties",
+        "propertyNames",
+        "items",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxLength",
+        "minLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "pattern",
     }
+)
+"""The keywords ``_walk`` takes apart; a node with any other (or a ``$ref`` beside others) would
+only be reported as not matching: ``test_every_schema_node_is_taken_apart_and_bounded``."""
+_CHILDREN = ("properties", "additionalProperties", "items")
 
 
-def schema_errors(record: dict[str, Any], kind: str) -> list[str]:
+@cache
+def _node(pointer: str) -> tuple[str, Any]:
+    """Return the schema node at a JSON pointer into ``schema()``, following a lone ``$ref``."""
+    node: Any = schema()
+    for part in pointer.split("/")[1:]:
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    if isinstance(node, dict) and "$ref" in node and set(node) - _ANNOTATIONS == {"$ref"}:
+        return _node(node["$ref"].removeprefix("#"))
+    return pointer, node
+
+
+@cache
+def _validator(pointer: str, shallow: bool = False) -> jsonschema_rs.Draft202012Validator:
+    """Return a validator of the schema node at ``pointer`` (its own keywords only if shallow).
+
+    A shallow node keeps everything but what applies to the items and property values: those
+    are checked one by one by ``_walk``.
+    """
+    node = whole = _node(pointer)[1]
+    if shallow:
+        # ``additionalProperties: false`` (or ``items: false``) stays: it is about the keys.
+        node = {k: v for k, v in whole.items() if k not in _CHILDREN or isinstance(v, bool)}
+        if "properties" in whole:
+            node["properties"] = dict.fromkeys(whole["properties"], True)
+    return jsonschema_rs.Draft202012Validator({"$defs": schema()["$defs"], **node}, mask=_MASK)
+
+
+def schema_errors(record: dict[str, Any], kind: str, limit: int | None = None) -> list[str]:
     """Return a readable message per schema violation of a header or an episode record.
 
     Each names the field as a JSON path (``steps/0/input_tokens``) and what was expected; a
-    long value is described rather than quoted.
+    long value is described rather than quoted. At most ``limit`` messages are returned, and
+    finding them costs time in proportion to the record's size and ``limit``, never to the
+    number of violations: the record is taken apart along the schema (``_walk``), an array or
+    object over its schema's size is reported without looking at its items, and the validator
+    only ever sees one value with its items and properties stubbed out.
     """
-    validator = _validators()[kind]
-    if validator.is_valid(record):
-        return []
-    errors = sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.instance_path)))
+    found = _walk(f"/$defs/{kind}", record, ())
     return [
-        f"{'/'.join(str(p) for p in e.instance_path) or '(record)'}: {_error_message(e)}"
-        for e in errors
+        f"{'/'.join(path) or '(record)'}: {message}"
+        for path, message in itertools.islice(found, limit)
     ]
+
+
+def _walk(pointer: str, value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Yield (path, message) per schema violation of ``value``, lazily, in document order."""
+    pointer, node = _node(pointer)
+    if _validator(pointer).is_valid(value):
+        return
+    if not isinstance(node, dict) or set(node) - _ANNOTATIONS - _WALKED:
+        # Not taken apart (no such node in the schema: a test sees to it), and not handed to
+        # the validator's iter_errors either, which would list every violation at once.
+        yield path, "does not match the schema"
+        return
+    if isinstance(value, dict | list):
+        most, what = (
+            (node.get("maxProperties"), "properties")
+            if isinstance(value, dict)
+            else (node.get("maxItems"), "items")
+        )
+        if most is not None and len(value) > most:
+            # Its items are not looked at: there may be any number of them.
+            yield path, f"{_quote(value)} has more than {most} {what}"
+            return
+    stand_in: Any = value
+    if isinstance(value, dict):
+        stand_in = dict.fromkeys(value)
+    elif isinstance(value, list):
+        if {"uniqueItems", "enum", "const"} & set(node):
+            # Each container item stands for itself only: no two are alike, nor like a string.
+            stand_in = [
+                f"\x00{i}" if isinstance(v, dict | list) else v for i, v in enumerate(value)
+            ]
+        else:
+            stand_in = [None] * len(value)  # only the length counts
+    reported = False
+    for error in _validator(pointer, shallow=True).iter_errors(stand_in):
+        reported = True
+        yield path, _message(error, value)
+    if isinstance(value, dict):
+        properties, others = node.get("properties", {}), node.get("additionalProperties")
+        for key, item in value.items():
+            if key in properties:
+                child = f"{pointer}/properties/{key.replace('~', '~0').replace('/', '~1')}"
+            elif isinstance(others, dict):
+                child = f"{pointer}/additionalProperties"
+            else:
+                continue
+            for found in _walk(child, item, (*path, key)):
+                reported = True
+                yield found
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for index, item in enumerate(value):
+            for found in _walk(f"{pointer}/items", item, (*path, str(index))):
+                reported = True
+                yield found
+    if not reported:
+        yield path, "does not match the schema"
 
 
 _QUOTED_LIMIT = 80
 
 
-def _error_message(error: jsonschema_rs.ValidationError) -> str:
+def _message(error: jsonschema_rs.ValidationError, value: Any) -> str:
+    """Return the validator's message with ``value`` quoted within bounds in place of the mask."""
     message: str = error.message
-    if len(message) <= 2 * _QUOTED_LIMIT:
-        return message
-    # jsonschema-rs starts a message with the offending value as JSON.
-    quoted = json.dumps(error.instance, separators=(",", ":"), ensure_ascii=False)
-    if len(quoted) > _QUOTED_LIMIT and message.startswith(quoted):
-        return _describe(error.instance) + message[len(quoted) :]
-    return message[:_QUOTED_LIMIT] + f"... ({len(message)} characters)"
+    if _MASK in message:
+        message = message.replace(_MASK, _quote(value), 1)
+    if len(message) > 2 * _QUOTED_LIMIT:
+        # A long property name or schema constant: the start says which rule.
+        return message[:_QUOTED_LIMIT] + f"... ({len(message)} characters)"
+    return message
 
 
-def _describe(value: Any) -> str:
+def _quote(value: Any) -> str:
+    """Return ``value`` as compact JSON when that is short, else a description of it."""
     if isinstance(value, str):
-        return f"a string of {len(value)} characters ({json.dumps(value[:20])[:-1]}...)"
-    if isinstance(value, list):
-        return f"an array of {len(value)} items"
-    if isinstance(value, dict):
-        return f"an object of {len(value)} properties"
+        if len(value) > _QUOTED_LIMIT:
+            return f"a string of {len(value)} characters ({json.dumps(value[:20])[:-1]}...)"
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return json.dumps(value)
     if isinstance(value, int):
         digits = str(value)
-        return f"{digits[:20]}... ({len(digits.lstrip('-'))} digits)"
-    return repr(value)[:_QUOTED_LIMIT]
+        if len(digits) > _QUOTED_LIMIT:
+            return f"{digits[:20]}... ({len(digits.lstrip('-'))} digits)"
+        return digits
+    # Encoded piece by piece, and given up as soon as it is too long to quote.
+    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+    quoted = ""
+    for piece in encoder.iterencode(value):
+        quoted += piece
+        if len(quoted) > _QUOTED_LIMIT:
+            break
+    else:
+        return quoted
+    if isinstance(value, list):
+        return f"an array of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return f"an object of {len(value)} propert{'ies' if len(value) != 1 else 'y'}"
 
 
 class BundleError(ValueError):
@@ -170,6 +294,13 @@ MAX_DEPTH = 32
 """The deepest nesting of arrays and objects in a line; a real record nests 6 deep."""
 MAX_EPISODE_LINES = 10_000
 """The most episode lines read (the schema allows 1000 scenes x 4 levels in a selection)."""
+MAX_VALUES = 1_000_000
+"""The most JSON values a bundle holds, header included, counted outside strings before each
+line is parsed: each array and object, and each of their items and members (an empty one counts
+once more). A full bundle of 264 model episodes holds about 200,000. Parsed, a value costs from
+8 bytes (a small number in an array) to about 100 (a one-member object): this bounds what a
+crafted file of small values takes once parsed, which its size alone would let grow to 35 times
+the file."""
 
 
 @dataclass
@@ -204,8 +335,9 @@ def read_bundle(path: Path) -> Bundle:
         if first is None:
             raise BundleError(f"{path}: empty file, expected a header line")
         _, line, _ = first
+        values = _Budget(MAX_VALUES)
         try:
-            header = _parse(line)
+            header = _parse(line, values)
         except _NotJSON as exc:
             raise BundleError(f"{path}: line 1: header is not JSON: {exc}") from None
         except BundleError as exc:
@@ -228,7 +360,7 @@ def read_bundle(path: Path) -> Bundle:
                     f"{path}: line {number}: more than {MAX_EPISODE_LINES} episode lines"
                 )
             try:
-                record = _parse(line)
+                record = _parse(line, values)
             except _NotJSON as exc:
                 if last:
                     bundle.truncated_tail = True
@@ -267,24 +399,45 @@ class _NotJSON(ValueError):
 
 
 _ESCAPE = re.compile(rb"\\.")
-_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}",')
 _EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 _UNSTORABLE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 
 
-def _parse(line: bytes) -> Any:
+class _Budget:
+    """What is left of a bundle's ``MAX_VALUES``."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+def _parse(line: bytes, values: _Budget) -> Any:
     """Return the JSON value of one line; raise _NotJSON, or BundleError for a refused line.
 
     The nesting is measured before parsing, since the parser recurses (and so would the schema
-    validator); only a line with more brackets than ``MAX_DEPTH`` needs measuring. NaN,
-    Infinity and numbers beyond a float's range are not JSON; NUL characters and unpaired
-    surrogates cannot be stored: each is refused, naming its field.
+    validator), and so is the number of values, taken from ``values``: only a line with more
+    brackets than ``MAX_DEPTH``, or whose commas and brackets (strings included) are more than
+    the values left, needs measuring. NaN, Infinity and numbers beyond a float's range are not
+    JSON; NUL characters and unpaired surrogates cannot be stored: each is refused, naming its
+    field.
     """
-    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
-        raise BundleError(
-            f"byte {_too_deep_at(line) + 1}: arrays and objects nest deeper than the limit "
-            f"of {MAX_DEPTH}"
-        )
+    brackets = line.count(b"[") + line.count(b"{")
+    count = brackets + line.count(b",") + 1  # at least as many as there are
+    if brackets > MAX_DEPTH or count > values.left:
+        structure = _structure(line)
+        if brackets > MAX_DEPTH and _depth(structure.translate(None, b",")) > MAX_DEPTH:
+            raise BundleError(
+                f"byte {_too_deep_at(line) + 1}: arrays and objects nest deeper than the limit "
+                f"of {MAX_DEPTH}"
+            )
+        count = structure.count(b",") + structure.count(b"[") + structure.count(b"{") + 1
+        if count > values.left:
+            raise BundleError(
+                f"the bundle holds more than {MAX_VALUES} JSON values (arrays, objects and their "
+                f"items) by the end of this line, which holds {count}: a full bundle holds "
+                "about 200,000"
+            )
+    values.left -= count
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -331,19 +484,24 @@ class _Refused:
         self.message = message
 
 
-def _depth(line: bytes) -> int:
-    """Return a nesting depth of ``line`` that is over ``MAX_DEPTH`` if and only if it is.
-
-    Strings are left out, then the innermost empty pairs are removed round after round: a
-    balanced line takes as many rounds as it nests deep. Brackets that never pair (a line cut
-    off, or not JSON) count as one level each. 0 means "shallow enough" by a quick bound.
-    """
+def _structure(line: bytes) -> bytes:
+    """Return the brackets and commas of ``line`` that are outside strings, in order."""
     if b"\\" in line:
         line = _ESCAPE.sub(b"", line)
     # Quotes alternate between opening and closing once escapes are gone: dropping two
     # adjacent ones keeps that, and what is left between odd and even quotes is in strings.
     quoted = line.translate(None, _NOT_STRUCTURE).replace(b'""', b"").split(b'"')
-    brackets = b"".join(quoted[::2])
+    return b"".join(quoted[::2])
+
+
+def _depth(brackets: bytes) -> int:
+    """Return a nesting depth of ``brackets`` that is over ``MAX_DEPTH`` if and only if it is.
+
+    ``brackets`` are a line's outside strings (``_structure`` without commas); the innermost
+    empty pairs are removed round after round: a balanced line takes as many rounds as it
+    nests deep. Brackets that never pair (a line cut off, or not JSON) count as one level each.
+    0 means "shallow enough" by a quick bound.
+    """
     # A quick bound first: a round of str.replace removes one or two levels (``{[]}`` goes at
     # once), so a line it empties within MAX_DEPTH / 2 rounds is shallow enough.
     quick = brackets

@@ -7,7 +7,9 @@ compared with what the replay gives. Anything that disagrees is reported, one li
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from evaluation.bundle import (
@@ -28,35 +30,55 @@ REFUSAL_PREFIX = "no answer: "
 _TOLERANCE = 1e-9
 MAX_ERRORS_PER_RECORD = 10
 """Schema errors reported per record; a record that breaks more is wrong all over."""
+MAX_PROBLEMS = 1000
+"""Problems reported per bundle: past them, checking stops and a last line says so."""
 
 
 def verify_bundle(bundle: Bundle) -> list[str]:
-    """Return one message per discrepancy; an empty list means the bundle is consistent."""
-    problems: list[str] = []
+    """Return one message per discrepancy; an empty list means the bundle is consistent.
+
+    At most ``MAX_PROBLEMS`` are returned, then a line saying that checking stopped; each
+    record's schema errors are cut at ``MAX_ERRORS_PER_RECORD``. The time and memory taken are
+    bounded by the bundle's size: no check does work in proportion to the number of problems
+    a record could have.
+    """
+    problems = list(itertools.islice(_find_problems(bundle), MAX_PROBLEMS + 1))
+    if len(problems) > MAX_PROBLEMS:
+        problems[MAX_PROBLEMS:] = [
+            f"checking stopped after {MAX_PROBLEMS} problems: the bundle is wrong all over"
+        ]
+    return problems
+
+
+def _find_problems(bundle: Bundle) -> Iterator[str]:
+    """Yield every discrepancy, lazily: the caller stops asking once it has enough."""
     header = bundle.header
-    problems += _capped("header (line 1)", schema_errors(header, "header"))
-    if problems:
-        return problems
+    errors = _capped("header (line 1)", schema_errors(header, "header", MAX_ERRORS_PER_RECORD + 1))
+    if errors:
+        yield from errors
+        return
     version = header_benchmark_version(header)
     if version not in KNOWN_VERSIONS:
-        return [f"header: {unknown_version_message(version)}"]
+        yield f"header: {unknown_version_message(version)}"
+        return
     if header["benchmark"] != benchmark_version():
-        return [
+        yield (
             f"header: benchmark {header['benchmark']} differs from this verifier's "
             f"{benchmark_version()}"
-        ]
+        )
+        return
     known = scene_set()
     selected_scenes = header["selection"]["scenes"]
-    problems += [
-        f"header: unknown scene {s!r} in the selection" for s in selected_scenes if s not in known
-    ]
+    for scene in selected_scenes:
+        if scene not in known:
+            yield f"header: unknown scene {scene!r} in the selection"
     expected = {(s, level) for s in selected_scenes for level in header["selection"]["levels"]}
     seen: dict[tuple[str, int], int] = {}
     for record, line in zip(bundle.episodes, bundle.line_numbers, strict=True):
         where = f"line {line}"
-        errors = schema_errors(record, "episode")
+        errors = schema_errors(record, "episode", MAX_ERRORS_PER_RECORD + 1)
         if errors:
-            problems += _capped(where, errors)
+            yield from _capped(where, errors)
             scene_id, level = record.get("scene_id"), record.get("level")
             if isinstance(scene_id, str) and isinstance(level, int):
                 seen.setdefault((scene_id, level), line)  # broken, not missing as well
@@ -64,27 +86,27 @@ def verify_bundle(bundle: Bundle) -> list[str]:
         key = (record["scene_id"], record["level"])
         where = f"line {line} ({record['scene_id']} L{record['level']})"
         if key in seen:
-            problems.append(f"{where}: duplicate of the episode on line {seen[key]}")
+            yield f"{where}: duplicate of the episode on line {seen[key]}"
             continue
         seen[key] = line
         if key not in expected:
-            problems.append(f"{where}: not part of the header's selection of scenes and levels")
-        problems += [f"{where}: {message}" for message in _check_episode(record)]
+            yield f"{where}: not part of the header's selection of scenes and levels"
+        for message in _check_episode(record):
+            yield f"{where}: {message}"
     for scene_id, level in sorted(expected - set(seen)):
-        problems.append(f"missing episode: {scene_id} L{level}")
+        yield f"missing episode: {scene_id} L{level}"
     if bundle.truncated_tail:
-        problems.append(
+        yield (
             f"line {bundle.truncated_line}: the last line is cut off (an interrupted write): "
             "run again with --resume"
         )
-    return problems
 
 
 def _capped(where: str, errors: list[str]) -> list[str]:
-    """Return the first ``MAX_ERRORS_PER_RECORD`` schema errors of a record, and how many more."""
+    """Return a record's first ``MAX_ERRORS_PER_RECORD`` schema errors, and a line if more."""
     shown = [f"{where}: {message}" for message in errors[:MAX_ERRORS_PER_RECORD]]
     if len(errors) > MAX_ERRORS_PER_RECORD:
-        shown.append(f"{where}: {len(errors) - MAX_ERRORS_PER_RECORD} more schema errors")
+        shown.append(f"{where}: more schema errors; the first {MAX_ERRORS_PER_RECORD} are listed")
     return shown
 
 
