@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from evaluation.bundle import BundleError, read_bundle
 from evaluation.prompts import LEVELS
-from evaluation.verify import verify_bundle
+from evaluation.verify import MAX_PROBLEMS, verify_bundle
 from leaderboard.models import ModelEntry, Run, Submission
 from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import model_entry_create
@@ -46,7 +46,8 @@ from leaderboard.services.scores import run_list_if_complete, run_list_on_leader
 from simulation.catalogue import scene_set
 
 SHOWN_PROBLEMS = 50
-"""Problems returned for a bundle that does not verify; ``mirrorbench verify`` lists all."""
+"""Problems returned for a bundle that does not verify; ``mirrorbench verify`` lists up to
+``evaluation.verify.MAX_PROBLEMS``."""
 CHUNK = 1024 * 1024
 VERIFY_SLOT_S = 300
 """A verification slot is held at most this long (a crashed request frees it by then)."""
@@ -183,9 +184,14 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
         except BundleError as exc:
             message = str(exc).replace(str(path), "bundle")
             raise FieldError("bundle", message) from None
+        # Bounded in time and memory by the file's size, in this process: see "Limits" in
+        # docs/bundle-format.md. Past MAX_PROBLEMS checking stops, and its last line says so.
         problems = verify_bundle(bundle)
         if problems:
-            raise SubmissionRejected(problems[:SHOWN_PROBLEMS], len(problems))
+            shown = problems[:SHOWN_PROBLEMS]
+            if len(problems) > MAX_PROBLEMS:
+                shown[-1] = problems[-1]  # "checking stopped after ..."
+            raise SubmissionRejected(shown, min(len(problems), MAX_PROBLEMS))
         seconds = time.perf_counter() - started
         expected = len(scene_set()) * len(LEVELS)
         episodes = len(bundle.episodes)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import base64
+import io
+import json
+import tracemalloc
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.views import APIView
 
-from leaderboard.models import Run
+from benchmarks import verify_limits as costly
+from evaluation.verify import MAX_ERRORS_PER_RECORD, MAX_PROBLEMS
+from leaderboard.models import Run, Submission
+from leaderboard.services.submissions import SHOWN_PROBLEMS
 from leaderboard.services.tokens import api_token_create
 from tests.leaderboard.test_hosted_runs import form_data, public_dns  # noqa: F401 (a fixture)
 
@@ -157,3 +163,61 @@ def test_a_wait_reads_in_seconds_or_minutes(value, words):
 
     assert duration(value) == words
     assert duration(timedelta(seconds=value)) == words
+
+
+# Crafted bundles: refused with a few short problems, in little memory, up to the size limit.
+
+MIB = 2**20
+SIZE_LIMIT = 300_000
+META = {"model_name": "Crafted 1B", "kind": "open-weights", "params_b": "1"}
+
+
+def _upload(client, content: bytes):
+    bundle = io.BytesIO(content)
+    bundle.name = "results.jsonl"
+    return client.post("/api/submissions/", {**META, "bundle": bundle})
+
+
+@pytest.mark.parametrize("kind", costly.CRAFTED)
+def test_a_crafted_bundle_at_the_size_limit_is_refused_in_little_memory(
+    client, alice, settings, tmp_path, kind
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MIRRORBENCH_MAX_BUNDLE_BYTES = SIZE_LIMIT
+    content = costly.CRAFTED[kind](SIZE_LIMIT)
+    assert SIZE_LIMIT * 0.8 < len(content) <= SIZE_LIMIT
+    client.force_login(alice)
+    tracemalloc.start()
+    try:
+        response = _upload(client, content)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert response.status_code == 400, response.content[:300]
+    lines = response.json()["bundle"]
+    assert lines[0].startswith("does not verify (")
+    assert 2 <= len(lines) <= SHOWN_PROBLEMS + 1 and all(len(line) < 300 for line in lines)
+    assert all(line.startswith(("line ", "header (line 1)", "missing")) for line in lines[1:])
+    assert peak < 60 * MIB, peak  # the empty steps took 2 GB in a web worker before
+    assert not Submission.objects.exists() and not Run.objects.exists()
+    over = _upload(client, content + b" " * (SIZE_LIMIT + 1 - len(content)))
+    assert over.status_code == 400
+    assert f"larger than the limit of {SIZE_LIMIT} bytes" in over.json()["bundle"][0]
+
+
+def test_past_the_problem_limit_an_upload_says_that_checking_stopped(
+    client, alice, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    bad = json.dumps(costly.episode(level=9, track="Alien", steps=[costly.BAD_STEP]))
+    lines = MAX_PROBLEMS // (MAX_ERRORS_PER_RECORD + 1) + 10
+    content = "\n".join([json.dumps(costly.header()), *[bad] * lines]).encode() + b"\n"
+    client.force_login(alice)
+    response = _upload(client, content)
+    assert response.status_code == 400
+    shown = response.json()["bundle"]
+    assert shown[0] == f"does not verify ({MAX_PROBLEMS} problems); nothing was stored"
+    assert len(shown) == SHOWN_PROBLEMS + 1
+    assert (
+        shown[-1] == f"checking stopped after {MAX_PROBLEMS} problems: the bundle is wrong all over"
+    )
