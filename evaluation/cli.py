@@ -287,7 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from evaluation.verify import verify_bundle
+    from evaluation.verify import MAX_PROBLEMS, verify_bundle
 
     start = time.perf_counter()
     bundle = read_bundle(Path(args.bundle))
@@ -296,7 +296,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{args.bundle}: {problem}")
     if problems:
-        print(f"FAILED: {len(problems)} discrepancies", file=sys.stderr)
+        stopped = len(problems) > MAX_PROBLEMS  # the last line says that checking stopped
+        count = f"at least {MAX_PROBLEMS}" if stopped else str(len(problems))
+        print(f"FAILED: {count} discrepancies", file=sys.stderr)
         return 1
     errors = sum(1 for e in bundle.episodes if e["status"] == "error")
     print(

@@ -428,8 +428,10 @@ def test_past_the_bundles_problem_limit_checking_stops_and_says_so(clean, write,
         f"checking stopped after {MAX_PROBLEMS} problems: the bundle is wrong all over"
     )
     assert main(["verify", str(path)]) == 1
-    printed = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    printed = captured.out.splitlines()
     assert len(printed) == MAX_PROBLEMS + 1 and max(map(len, printed)) < 300
+    assert f"FAILED: at least {MAX_PROBLEMS} discrepancies" in captured.err
 
 
 def test_the_schema_check_costs_in_the_size_not_the_number_of_violations():
