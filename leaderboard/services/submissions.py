@@ -292,8 +292,15 @@ def submission_review(
 
     Approving makes the run public and lists it on the board if it is complete, or if it is
     partial and ``allow_partial``; refusing keeps it private; flagging a published entry takes
-    it off the board, with the note shown on its model page.
+    it off the board, with the note shown on its model page. Nobody decides on their own
+    submission, not even a moderator: another moderator must.
     """
+    if submission.owner_id is not None and submission.owner_id == getattr(moderator, "pk", None):
+        raise FieldError(
+            "decision",
+            "this is your own submission: another moderator must review it "
+            "(nobody approves, refuses or flags their own)",
+        )
     note = note.strip()
     if decision not in ("approve", "refuse", "flag"):
         raise FieldError("decision", f"expected approve, refuse or flag, got {decision!r}")

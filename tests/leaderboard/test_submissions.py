@@ -437,3 +437,35 @@ def test_who_may_see_and_change_a_submission(client, who, alice, bob, moderator_
     if user is not None:
         mine = [s["id"] for s in listed["results"]]
         assert (submission.pk in mine) == (who == "owner")
+
+
+def test_a_moderator_cannot_decide_on_their_own_submission(client, moderator_user, small):
+    """The page offers no decision, the review is refused with a reason; another moderator may."""
+    from leaderboard.services.errors import FieldError
+    from leaderboard.services.submissions import submission_review
+    from tests.leaderboard.factories import UserFactory
+
+    client.force_login(moderator_user)
+    submission = Submission.objects.get(pk=_upload(client, small).json()["id"])
+    assert client.post(f"/submissions/{submission.pk}/publish/").status_code == 302
+    page = client.get(f"/submissions/{submission.pk}/").content.decode()
+    assert "another moderator must review it" in page and "Record the decision" not in page
+    for decision in ({"decision": "approve"}, {"decision": "refuse", "note": "mine"}):
+        answer = client.post(f"/submissions/{submission.pk}/review/", decision)
+        assert answer.status_code == 400
+        assert "your own submission" in answer.content.decode()
+    with pytest.raises(FieldError, match="your own submission"):
+        submission_review(submission=submission, moderator=moderator_user, decision="approve")
+    submission.refresh_from_db()
+    assert submission.review == Submission.Review.PENDING and submission.reviewed_by is None
+    assert Run.objects.get(pk=submission.run_id).visibility == Run.Visibility.PRIVATE
+    other = UserFactory(
+        username="other-moderator", is_staff=True, permissions=["leaderboard.change_submission"]
+    )
+    client.force_login(other)
+    assert (
+        client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve"}).status_code
+        == 302
+    )
+    submission.refresh_from_db()
+    assert submission.review == Submission.Review.APPROVED and submission.reviewed_by == other
