@@ -1,0 +1,118 @@
+"""Real processes of a deployment for the fault tests: workers (optionally with a slowed
+function, ``tests.faults.celery_faults``), beat, and how to wait for them and report.
+
+Built on ``tests.leaderboard.workers``: the same data directory, test database and broker.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from mirrorbench_site.celery import QUEUES, beat_command, worker_command
+
+
+def site_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a site process sharing this test's data directory and database."""
+    env = {
+        **os.environ,
+        "MIRRORBENCH_DATA_DIR": str(settings.DATA_DIR),
+        "DJANGO_SETTINGS_MODULE": "mirrorbench_site.settings",
+    }
+    if connection.vendor == "sqlite":
+        env["MIRRORBENCH_SQLITE_PATH"] = str(connection.settings_dict["NAME"])
+    return {**env, **(extra or {})}
+
+
+def _log(name: str) -> Any:
+    return open(Path(settings.DATA_DIR) / f"{name}-{time.time_ns()}.log", "wb")
+
+
+def empty_queues() -> None:
+    """Remove the embedded broker's queued messages (left by earlier tests or set-up)."""
+    queue = Path(settings.CELERY_BROKER_DIR) / "queue"
+    if queue.is_dir():
+        for message in queue.iterdir():
+            message.unlink(missing_ok=True)
+
+
+def start_celery_worker(
+    *,
+    env: dict[str, str] | None = None,
+    concurrency: int = 2,
+    queues: tuple[str, ...] = QUEUES,
+    slow: dict[str, float] | None = None,
+    markers: Path | None = None,
+    name: str = "worker",
+) -> subprocess.Popen[bytes]:
+    """Start a Celery worker without beat; ``slow`` maps ``module:function`` to seconds to wait
+    on entering it (``tests.faults.celery_faults``), each entry touching ``markers/function``."""
+    extra_env = dict(env or {})
+    command = worker_command(
+        concurrency=concurrency,
+        beat=False,
+        queues=queues,
+        extra=("--without-mingle", "--without-gossip", "-n", f"{name}{time.time_ns()}@%h"),
+    )
+    if slow:
+        assert markers is not None
+        markers.mkdir(parents=True, exist_ok=True)
+        extra_env["MIRRORBENCH_FAULT_SLOW"] = ",".join(f"{k}={v}" for k, v in slow.items())
+        extra_env["MIRRORBENCH_FAULT_MARKERS"] = str(markers)
+        assert command[1:3] == ["-m", "celery"]
+        command[1:3] = ["-m", "tests.faults.celery_faults"]
+    return subprocess.Popen(
+        command,
+        env=site_env(extra_env),
+        stdout=_log(name),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=settings.BASE_DIR,
+    )
+
+
+def start_beat(*, env: dict[str, str] | None = None, name: str = "beat") -> subprocess.Popen[bytes]:
+    """Start ``celery beat`` alone, with a schedule file of its own."""
+    schedule = Path(settings.DATA_DIR) / f"{name}-schedule-{time.time_ns()}"
+    log = _log(name)
+    process = subprocess.Popen(
+        beat_command(loglevel="INFO", extra=("-s", str(schedule))),
+        env=site_env(env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=settings.BASE_DIR,
+    )
+    process.log_path = Path(log.name)  # type: ignore[attr-defined]
+    return process
+
+
+def beat_sent(process: subprocess.Popen[bytes]) -> int:
+    """How many periodic tasks a beat started by ``start_beat`` has sent so far."""
+    log: Path = process.log_path  # type: ignore[attr-defined]
+    return log.read_text(errors="replace").count("Sending due task")
+
+
+def wait_until(
+    condition: Callable[[], Any], *, timeout: float, what: str, every: float = 0.2
+) -> Any:
+    """Poll ``condition`` until it returns something true; return it, or fail saying ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"{what} (waited {timeout} s)"
+        time.sleep(every)
+
+
+def python(*args: str) -> list[str]:
+    return [sys.executable, *args]
