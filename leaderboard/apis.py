@@ -40,6 +40,7 @@ from leaderboard.replay_selectors import frame_urls
 from leaderboard.selectors import (
     TABLES,
     episode_list,
+    header_for,
     leaderboard_table_cached,
     model_entry_detail,
     model_entry_list,
@@ -587,7 +588,12 @@ class RunDetailApi(APIView):
             run = run_list().get(pk=run_id)
         except Run.DoesNotExist:
             raise NotFound(f"No public run {run_id}.") from None
-        return Response(self.OutputSerializer(run).data)
+        data = self.OutputSerializer(run).data
+        if isinstance(data.get("metadata"), dict):
+            # A hosted run's endpoint path may hold a key or a deployment id: its scheme and
+            # host for everyone but the run's owner and the moderators.
+            data["metadata"] = header_for(data["metadata"], run=run, user=request.user)
+        return Response(data)
 
 
 # Episodes.

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Self, overload
+from urllib.parse import urlsplit
 
 import pandas as pd
 from django.conf import settings
@@ -721,12 +722,13 @@ def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
     return round(cost / 1e6, 4)
 
 
-def run_bundle(*, run: Run) -> list[dict[str, Any]]:
+def run_bundle(*, run: Run, user: Any = None) -> list[dict[str, Any]]:
     """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts.
 
     Built from stored data only (no client, no API key): the header stored with the run when it
     was created or imported, or, for runs created before headers were stored, one described
-    from the run's spec.
+    from the run's spec. The header's endpoint is whole for the run's owner and moderators
+    (and with ``user`` None: the ``export_run`` command), its scheme and host for anyone else.
     """
     episodes = list(
         run.episodes.select_related("scene")
@@ -735,6 +737,8 @@ def run_bundle(*, run: Run) -> list[dict[str, Any]]:
         .order_by("level", "scene_id")
     )
     header = run_header(run=run)
+    if user is not None:
+        header = header_for(header, run=run, user=user)
     return [header, *(e.as_record([s.as_record() for s in e.steps.all()]) for e in episodes)]
 
 
@@ -769,6 +773,61 @@ def run_header(*, run: Run) -> dict[str, Any]:
         tool={"run": run.pk},
         extra=header_extras(spec["agent"], base_url=spec["base_url"], params=params),
     )
+
+
+def endpoint_origin(base_url: str) -> str:
+    """The scheme and host of ``base_url`` (and its port, if it names one); no path.
+
+    A hosted run's path may hold a key or a deployment id, so this is all that anyone but the
+    run's owner and the moderators sees of it.
+    """
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None:
+        host = f"{host}:{port}"
+    return f"{parts.scheme}://{host}"
+
+
+def endpoint_visible_whole(*, run: Run, user: Any) -> bool:
+    """Whether ``user`` may see the whole endpoint of ``run``: its owner or a moderator."""
+    from leaderboard.submission_selectors import is_moderator
+
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    return (run.owner_id is not None and run.owner_id == user.pk) or is_moderator(user)
+
+
+def run_endpoint(*, run: Run, user: Any) -> str | None:
+    """The endpoint a hosted run called, as ``user`` may see it; None without one.
+
+    Whole (without credentials or a query, as the bundle header records it) for the owner and
+    moderators, its scheme and host for everyone else.
+    """
+    model = (run.metadata or {}).get("model") or {}
+    base_url = model.get("base_url") or (run.spec or {}).get("base_url")
+    if not base_url:
+        return None
+    if endpoint_visible_whole(run=run, user=user):
+        from evaluation.adapters import public_base_url
+
+        return str(public_base_url(base_url))
+    return endpoint_origin(base_url)
+
+
+def header_for(header: dict[str, Any], *, run: Run, user: Any) -> dict[str, Any]:
+    """``header`` (a run's bundle header) with its endpoint as ``user`` may see it."""
+    model = header.get("model")
+    if not isinstance(model, dict) or not model.get("base_url"):
+        return header
+    if endpoint_visible_whole(run=run, user=user):
+        return header
+    return {**header, "model": {**model, "base_url": endpoint_origin(model["base_url"])}}
 
 
 def stale_after() -> timedelta:

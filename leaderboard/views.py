@@ -31,6 +31,7 @@ from leaderboard.selectors import (
     model_entry_detail,
     run_avg_by_level,
     run_bundle,
+    run_endpoint,
     run_owned,
     run_progress,
     run_tables,
@@ -246,6 +247,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         and request.user.is_authenticated
         and run.owner_id == request.user.pk,
         "progress": run_progress(run=run),
+        "endpoint": run_endpoint(run=run, user=request.user),
     }
     return render(request, "leaderboard/run.html", context)
 
@@ -372,7 +374,9 @@ def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
         raise Http404(f"no run {run_id} that you may see") from None
     if run.source == Run.Source.REPORTED:
         raise Http404("results reported in the paper have no episodes to download")
-    lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run))
+    lines = "".join(
+        json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run, user=request.user)
+    )
     response = HttpResponse(lines, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}.jsonl"'
     return response

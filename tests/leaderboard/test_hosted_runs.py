@@ -271,3 +271,44 @@ def test_a_step_keeps_what_was_sent_but_never_the_endpoint_or_the_providers_erro
     assert set(step.request) == {"params", "not_sent", "images", "api_version"}
     assert step.as_record()["request"]["params"] == {"temperature": 0.0, "max_tokens": 64000}
     assert "request" not in Step.from_record(1, {**record, "request": None}).as_record()
+
+
+SECRET_PATH = "/deployments/dep-5ecret-77/v1"
+
+
+@pytest.mark.parametrize("who", ["visitor", "other", "owner", "moderator"])
+def test_the_endpoint_path_is_shown_to_the_owner_and_moderators_only(
+    client, who, alice, charlie, moderator, django_capture_on_commit_callbacks
+):
+    """Page, bundle download and API: everyone else sees the scheme and host, nothing more."""
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            "/evaluate/", form_data(base_url=f"https://{PUBLIC_HOST}{SECRET_PATH}")
+        )
+    assert response.status_code == 302
+    run = Run.objects.get()
+    assert run.visibility == Run.Visibility.PUBLIC
+    client.logout()
+    user = {"visitor": None, "other": charlie, "owner": alice, "moderator": moderator}[who]
+    if user is not None:
+        client.force_login(user)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    bundle = client.get(f"/runs/{run.pk}/bundle.jsonl").content.decode()
+    api = client.get(f"/api/runs/{run.pk}/")
+    assert api.status_code == 200
+    header = bundle.splitlines()[0]
+    whole = f"https://{PUBLIC_HOST}{SECRET_PATH}"
+    if who in ("owner", "moderator"):
+        assert f'<code class="endpoint">{whole}</code>' in page
+        assert whole in header
+        assert api.json()["metadata"]["model"]["base_url"] == whole
+    else:
+        for shown in (page, bundle, api.content.decode()):
+            assert "dep-5ecret" not in shown and "/deployments" not in shown
+        assert f'<code class="endpoint">https://{PUBLIC_HOST}</code>' in page
+        assert f'"base_url":"https://{PUBLIC_HOST}"' in header
+        assert api.json()["metadata"]["model"]["base_url"] == f"https://{PUBLIC_HOST}"
+    # What is stored keeps the whole endpoint: the workers call it.
+    run.refresh_from_db()
+    assert run.spec["base_url"] == whole and run.metadata["model"]["base_url"] == whole
