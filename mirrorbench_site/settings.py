@@ -89,6 +89,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Before anything reads a request body: each address's size limit (413 past it).
+    "mirrorbench_site.request_limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "mirrorbench_site.static.StaticFilesMiddleware",  # WhiteNoise
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -293,8 +295,14 @@ MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
 )
 # Episodes played in the browser (/play/) show frames of this side, as a model's run does.
 MIRRORBENCH_PLAY_IMAGE_SIZE = envint("MIRRORBENCH_PLAY_IMAGE_SIZE", 1024, minimum=16)
-# Django refuses request bodies above this before any view runs; uploads go to a temporary
-# file above FILE_UPLOAD_MAX_MEMORY_SIZE.
+# Request bodies (mirrorbench_site.request_limits): at most this many bytes, by Content-Length
+# or as a chunked body streams in, except at the bundle uploads (these views), which take
+# MIRRORBENCH_MAX_BUNDLE_BYTES and 64 KB for their other fields. Past the limit: 413, nothing
+# stored. Only the uploads take a file part. The proxy's limit should match (docs/deploy.md).
+MIRRORBENCH_MAX_REQUEST_BYTES = envint("MIRRORBENCH_MAX_REQUEST_BYTES", 64 * 1024, minimum=1024)
+MIRRORBENCH_UPLOAD_VIEWS = ("leaderboard:submit", "api-submissions")
+# Django refuses form fields above this before any view runs (the limit above comes first);
+# uploads go to a temporary file above FILE_UPLOAD_MAX_MEMORY_SIZE.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 AUTH_PASSWORD_VALIDATORS = [
