@@ -863,6 +863,28 @@ def episodes_stale(*, now: Any = None) -> list[int]:
     return sorted({*silent, *forgotten})
 
 
+def runs_done_uncompleted(*, now: Any = None) -> list[int]:
+    """Return the running runs whose episodes have all finished, silent since ``stale_after``.
+
+    The task that finished the last episode completes the run (scores, listing, frames) in one
+    transaction; a worker that dies inside it leaves the run running with nothing left to
+    play, which no episode task will ever complete.
+    """
+    now = now or timezone.now()
+    cutoff = now - stale_after()
+    unfinished = Episode.objects.filter(run=OuterRef("pk"), status__in=Episode.UNFINISHED)
+    return list(
+        Run.objects.filter(
+            status=Run.Status.RUNNING, started__lt=cutoff, benchmark__name=BENCHMARK_VERSION
+        )
+        .annotate(last_beat=Max("episodes__heartbeat"))
+        .filter(Q(last_beat__lt=cutoff) | Q(last_beat__isnull=True))
+        .exclude(Exists(unfinished))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 FRAME_VARIANTS = ("png", "webp", "thumb")
 """A stored frame's files: the lossless PNG a model saw, the viewer's WebP, a list thumbnail."""
 _FRAME_SUFFIX = {"png": "png", "webp": "webp", "thumb": "thumb.webp"}

@@ -43,10 +43,21 @@ def episode_evaluate(episode_id: int) -> str:
 
 @shared_task
 def episodes_requeue_stale() -> int:
-    """Queue again the episodes whose task went silent (a worker died); return how many."""
+    """Queue again the episodes whose task went silent (a worker died); return how many.
+
+    Also what a dead worker left undone after the episodes: runs whose every episode has
+    finished but that were never completed (the worker died while scoring), and eager frames
+    never stored (it died while rendering them). Beat runs this every
+    ``MIRRORBENCH_STALE_CHECK_S``; twice at once (two beats) does no harm.
+    """
+    from leaderboard.services.frames import runs_frames_requeue
+
     episode_ids = selectors.episodes_stale()
     for episode_id in episode_ids:
         episode_evaluate.delay(episode_id)
+    for run_id in selectors.runs_done_uncompleted():
+        runs.run_finish_if_done(run_id=run_id)
+    runs_frames_requeue()
     return len(episode_ids)
 
 

@@ -22,17 +22,18 @@ import io
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from PIL import Image
 
 from evaluation.render_pool import RenderPool
-from leaderboard.models import Episode, Frame, Run, Scene
+from leaderboard.models import Episode, Frame, Run, Scene, Step
 from leaderboard.selectors import (
     FRAME_VARIANTS,
     episode_cells,
@@ -41,6 +42,7 @@ from leaderboard.selectors import (
     run_final_cells,
     run_image_size,
     run_scene_cells,
+    stale_after,
 )
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
@@ -199,6 +201,57 @@ def run_frames_queue(*, run: Run) -> None:
 
     run_id = run.pk
     transaction.on_commit(lambda: run_render_frames.delay(run_id))
+
+
+FRAMES_RECHECK_S = 86_400
+"""How long after a run finished ``runs_frames_requeue`` looks after its eager frames."""
+
+
+def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
+    """Queue again the eager frames that a dead render worker left undone; return those runs.
+
+    A render task killed mid-way (or the ``run_render_frames`` message of a worker killed
+    before running it) is gone with the embedded broker, which forgets the messages a worker
+    has taken: the run's thumbnails and first replay frames would then never be made. Beat's
+    stale check calls this: a run finished, with steps, in the last ``FRAMES_RECHECK_S`` but
+    more than ``stale_after`` ago, whose eager frames are not all stored and none of them was
+    stored during ``stale_after`` (nothing is rendering them), gets ``run_render_frames``
+    queued again, at most once per ``stale_after``. Rendering stored frames again is skipped,
+    so a duplicate costs little. Runs whose frames are all stored are remembered in the cache
+    and not looked at again.
+    """
+    from django.core.cache import cache
+
+    from leaderboard.tasks import run_render_frames
+
+    now = now or timezone.now()
+    cutoff = now - stale_after()
+    with_steps = Step.objects.filter(episode__run=OuterRef("pk"))
+    recent = list(
+        Run.objects.filter(
+            status=Run.Status.COMPLETED,
+            finished__gte=now - timedelta(seconds=FRAMES_RECHECK_S),
+            finished__lt=cutoff,
+        )
+        .filter(Exists(with_steps))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    complete = cache.get_many([f"frames-complete:{pk}" for pk in recent])
+    queued = []
+    for run in Run.objects.filter(
+        pk__in=[p for p in recent if f"frames-complete:{p}" not in complete]
+    ):
+        keys = run_eager_frame_keys(run=run)
+        if not frames_unstored(keys):
+            cache.set(f"frames-complete:{run.pk}", 1, FRAMES_RECHECK_S)
+            continue
+        if Frame.objects.filter(pk__in=keys, stored__gte=cutoff).exists():
+            continue  # being rendered now
+        if cache.add(f"frames-requeued:{run.pk}", 1, int(stale_after().total_seconds())):
+            run_render_frames.delay(run.pk)
+            queued.append(run.pk)
+    return queued
 
 
 QUEUED_FOR_S = 600
