@@ -248,6 +248,12 @@ REST_FRAMEWORK = {
         # Every start and answer of a browser episode (/play/), per user or address.
         "play": envstr("MIRRORBENCH_PLAY_RATE", "1800/hour"),
     },
+    # DRF's three, the JSON one refusing (400) nesting past 64 levels before parsing.
+    "DEFAULT_PARSER_CLASSES": [
+        "leaderboard.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
