@@ -15,7 +15,13 @@ the policy at connect time:
   non-global address). Because resolved addresses are checked, hosts such as ``2130706433`` or
   ``0x7f.1`` (which the resolver turns into 127.0.0.1) are refused too;
 * redirects are never followed: a 3xx answer is the request's error;
-* environment proxies are ignored (a proxy would connect on the worker's behalf, unchecked).
+* environment proxies are ignored (a proxy would connect on the worker's behalf, unchecked);
+* a reply is read as it arrives, and never past a cap (:func:`max_reply_bytes_from_env`,
+  ``MIRRORBENCH_MAX_REPLY_BYTES``, default 4 MiB): neither its body as sent nor what it inflates
+  to (``Content-Encoding`` gzip, deflate, and br or zstd where httpx2 can decode them), whatever
+  its status, framing or ``Content-Length``. Past the cap the request is aborted with
+  :class:`ReplyTooLarge`, so that a worker holds a few MiB of any reply, not the 200 MiB a
+  200 KiB gzip body can inflate to.
 
 The address check, and only it, is switched off by ``allow_private=True`` or, when a caller
 passes nothing, by the environment variable ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1`` (the
@@ -24,9 +30,9 @@ variable the site's setting of the same name reads). The command line honours th
 ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1``, or a caller that passes ``allow_private=True`` to
 :func:`evaluation.adapters.make_client`.
 
-A refused request raises :class:`EndpointRefused`. The site checks a hosted run's base URL with
-:func:`url_check` when it is submitted, for an early answer; the connect-time check is the one that
-counts.
+A refused request raises :class:`EndpointRefused`, a reply past the cap :class:`ReplyTooLarge`.
+The site checks a hosted run's base URL with :func:`url_check` when it is submitted, for an early
+answer; the connect-time check is the one that counts.
 
 The second half of the module is what a failed request may say in public: an
 :class:`ErrorSummary` (HTTP status and a category), which the clients put at the start of their
@@ -42,7 +48,7 @@ import ipaddress
 import os
 import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,21 +61,31 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_PRIVATE_ENV",
+    "DEFAULT_MAX_REPLY_BYTES",
     "ERROR_CATEGORIES",
+    "MAX_REPLY_ENV",
     "EndpointRefused",
     "ErrorSummary",
+    "ReplyTooLarge",
     "address_refusal",
     "allow_private_from_env",
     "checked_addresses",
     "error_category",
     "error_summary",
     "http_client",
+    "max_reply_bytes_from_env",
     "resolve",
     "url_check",
 ]
 
 ALLOW_PRIVATE_ENV = "MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS"
 """The environment variable that switches the address check off (``1``)."""
+MAX_REPLY_ENV = "MIRRORBENCH_MAX_REPLY_BYTES"
+"""The environment variable holding the most bytes a reply's body may hold (a whole number)."""
+DEFAULT_MAX_REPLY_BYTES = 4 * 2**20
+"""4 MiB: room for the longest answer a results bundle holds (262,144 characters, 1.5 MiB even
+with every one JSON-escaped as ``\\uXXXX``) and the rest of the reply; a fiftieth of the 200 MiB
+a 200 KiB gzip body inflates to."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -79,6 +95,24 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 class EndpointRefused(ValueError):
     """A URL or address the policy does not let a request go to."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply whose body went past the cap; the request was aborted, the rest never read.
+
+    Attributes:
+        limit: The cap, in bytes.
+        status: The reply's HTTP status (the cap holds for error bodies too).
+    """
+
+    def __init__(self, where: str, *, limit: int, status: int) -> None:
+        super().__init__(
+            f"the HTTP {status} reply's body is over the cap of {limit} bytes "
+            f"({limit / 2**20:.4g} MiB, {MAX_REPLY_ENV}) {where}; the request was aborted, "
+            "the rest unread"
+        )
+        self.limit = limit
+        self.status = status
 
 
 def allow_private_from_env() -> bool:
@@ -102,6 +136,28 @@ def allow_private_from_env() -> bool:
 
 def _allow_private(allow_private: bool | None) -> bool:
     return allow_private_from_env() if allow_private is None else allow_private
+
+
+def max_reply_bytes_from_env() -> int:
+    """Return the most bytes a reply's body may hold: ``MIRRORBENCH_MAX_REPLY_BYTES``, default
+    :data:`DEFAULT_MAX_REPLY_BYTES` (4 MiB).
+
+    Raises:
+        ValueError: The variable holds something other than a whole number of bytes above 0.
+    """
+    raw = os.environ.get(MAX_REPLY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_REPLY_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(
+            f"{MAX_REPLY_ENV}={raw!r}: expected a whole number of bytes above 0 "
+            f"(default {DEFAULT_MAX_REPLY_BYTES}, 4 MiB)"
+        )
+    return value
 
 
 # Addresses.
@@ -323,11 +379,59 @@ class _CheckedBackend(httpcore2.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-class _CheckedTransport(httpx2.HTTPTransport):
-    """httpx2's transport with a connection pool whose connections are made by _CheckedBackend."""
+class _CappedResponse(httpx2.Response):
+    """A response that reads at most ``limit`` bytes of its body, as sent and once decoded.
 
-    def __init__(self, *, allow_private: bool, limits: httpx2.Limits) -> None:
+    Everything that reads a body goes through :meth:`iter_bytes` (``read``, ``json``, ``text``,
+    the SDKs' ``iter_lines``), and it through :meth:`iter_raw`: the body as sent is counted
+    there, what ``Content-Encoding`` inflates it to here. httpx2's decoders hand over at most
+    1 MiB per step however small the input (``_decoders.MAX_DECODE_CHUNK_SIZE``), so a body
+    stops within a step of the cap. Past it, :class:`ReplyTooLarge` is raised while reading;
+    the client closes the response, which drops the connection with the rest unread.
+    """
+
+    def __init__(self, response: httpx2.Response, *, limit: int) -> None:
+        super().__init__(
+            response.status_code,
+            headers=response.headers,
+            stream=response.stream,
+            extensions=response.extensions,
+        )
+        self._limit = limit
+
+    def _abort(self, where: str) -> ReplyTooLarge:
+        """Drop the connection, the rest unread; return the error to raise."""
+        self.close()
+        return ReplyTooLarge(where, limit=self._limit, status=self.status_code)
+
+    def iter_raw(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        declared = self.headers.get("content-length", "").strip()
+        if declared.isdigit() and int(declared) > self._limit:
+            raise self._abort(f"as announced (Content-Length: {declared})")
+        seen = 0
+        for chunk in super().iter_raw(chunk_size):
+            seen += len(chunk)
+            if seen > self._limit:
+                raise self._abort("as sent")
+            yield chunk
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        seen = 0
+        for chunk in super().iter_bytes(chunk_size):
+            seen += len(chunk)
+            if seen > self._limit:
+                encoding = self.headers.get("content-encoding", "none")
+                raise self._abort(f"once decoded (Content-Encoding: {encoding})")
+            yield chunk
+
+
+class _CheckedTransport(httpx2.HTTPTransport):
+    """httpx2's transport with a connection pool whose connections are made by _CheckedBackend,
+    and whose responses are read up to ``max_reply_bytes`` (:class:`_CappedResponse`)."""
+
+    def __init__(self, *, allow_private: bool, limits: httpx2.Limits, max_reply_bytes: int) -> None:
         super().__init__(limits=limits)
+        self._max_reply_bytes = max_reply_bytes
         # HTTPTransport takes no network backend: its pool is rebuilt with one.
         self._pool = httpcore2.ConnectionPool(
             ssl_context=httpx2.create_ssl_context(),
@@ -342,7 +446,7 @@ class _CheckedTransport(httpx2.HTTPTransport):
         why = _url_refusal(url.scheme, url.host, url.userinfo.decode("ascii", "replace"))
         if why:
             raise EndpointRefused(f"a model API request may not go to this URL: {why}")
-        return super().handle_request(request)
+        return _CappedResponse(super().handle_request(request), limit=self._max_reply_bytes)
 
 
 class _NoRedirectClient(httpx2.Client):
@@ -360,7 +464,9 @@ class _NoRedirectClient(httpx2.Client):
         return super().send(request, stream=stream, auth=auth, follow_redirects=False)
 
 
-def http_client(*, timeout: float, allow_private: bool | None = None) -> httpx2.Client:
+def http_client(
+    *, timeout: float, allow_private: bool | None = None, max_reply_bytes: int | None = None
+) -> httpx2.Client:
     """Return the HTTP client for model API requests, which enforces the policy on each one.
 
     Hand it to the SDKs as ``http_client=``; closing the SDK client closes it.
@@ -369,10 +475,20 @@ def http_client(*, timeout: float, allow_private: bool | None = None) -> httpx2.
         timeout: Seconds for each request (the SDKs pass their own per request).
         allow_private: Switch the address check off; ``None`` reads
             ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS`` now.
+        max_reply_bytes: The most bytes a reply's body may hold, as sent and once decoded;
+            ``None`` reads ``MIRRORBENCH_MAX_REPLY_BYTES`` now (default 4 MiB).
+
+    Raises:
+        ValueError: One of the environment variables read holds something it cannot mean.
     """
+    limit = max_reply_bytes_from_env() if max_reply_bytes is None else max_reply_bytes
+    if limit < 1:
+        raise ValueError(f"max_reply_bytes must be above 0, not {limit}")
     limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
     return _NoRedirectClient(
-        transport=_CheckedTransport(allow_private=_allow_private(allow_private), limits=limits),
+        transport=_CheckedTransport(
+            allow_private=_allow_private(allow_private), limits=limits, max_reply_bytes=limit
+        ),
         timeout=timeout,
         follow_redirects=False,
         trust_env=False,

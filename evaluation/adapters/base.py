@@ -2,8 +2,9 @@
 request loop (:class:`_ChatAdapter`) that the provider adapters fill in.
 
 Every request goes through :func:`evaluation.outbound.http_client` (the outbound policy: public
-addresses checked at connect time, no redirects followed); each error the clients raise starts
-with its public summary tag (``[rate_limited HTTP 429]``, see :mod:`evaluation.outbound`).
+addresses checked at connect time, no redirects followed, no reply read past
+``MIRRORBENCH_MAX_REPLY_BYTES``); each error the clients raise starts with its public summary tag
+(``[rate_limited HTTP 429]``, see :mod:`evaluation.outbound`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -32,7 +33,13 @@ from evaluation.messages import (
     TextPart,
     TransportError,
 )
-from evaluation.outbound import EndpointRefused, ErrorSummary, error_category, http_client
+from evaluation.outbound import (
+    EndpointRefused,
+    ErrorSummary,
+    ReplyTooLarge,
+    error_category,
+    http_client,
+)
 
 log = logging.getLogger("evaluation.adapters")
 """One logger for the whole package, named as before the split (callers filter on it)."""
@@ -117,12 +124,16 @@ class _Failure:
         return f"{where}: {self.message}" if self.message else where
 
 
-def _refusal(err: BaseException) -> EndpointRefused | None:
-    """The policy's refusal behind ``err``: raised as is, or wrapped by an SDK."""
+_PolicyError = TypeVar("_PolicyError", bound=BaseException)
+
+
+def _policy_error(err: BaseException, kind: type[_PolicyError]) -> _PolicyError | None:
+    """The policy's ``kind`` of error behind ``err``: raised as is, or wrapped by an SDK (the
+    anthropic SDK wraps whatever the HTTP client raises in an ``APIConnectionError``)."""
     seen: set[int] = set()
     current: BaseException | None = err
     while current is not None and id(current) not in seen:
-        if isinstance(current, EndpointRefused):
+        if isinstance(current, kind):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
@@ -273,8 +284,10 @@ class _ChatAdapter:
 
         Raises:
             TransportError: The request failed for good (a non-retryable status, retries ran
-                out, or an unusable response); ``status`` is the last HTTP status (``None``
-                after a connection error), ``attempts`` the number of requests sent.
+                out, or an unusable response: one without an answer, or whose body went past
+                ``MIRRORBENCH_MAX_REPLY_BYTES``, whatever its status, never retried); ``status``
+                is the last HTTP status (``None`` after a connection error), ``attempts`` the
+                number of requests sent.
             ValueError: A message cannot be sent (an image that is not the PNG it claims to
                 be, an image in a system message, ...).
         """
@@ -288,7 +301,11 @@ class _ChatAdapter:
             try:
                 response = self._call(kwargs)
             except Exception as err:
-                refused = _refusal(err)
+                too_large = _policy_error(err, ReplyTooLarge)
+                if too_large is not None:
+                    # Not retried: the same endpoint would send the same reply.
+                    raise self._unusable(str(too_large), too_large.status, attempt) from None
+                refused = _policy_error(err, EndpointRefused)
                 failure = (
                     _Failure(
                         kind="EndpointRefused", status=None, message=str(refused), transient=False
@@ -315,16 +332,20 @@ class _ChatAdapter:
         try:
             reply = self._reply(response)
         except _UnusableResponse as err:
-            tag = ErrorSummary(200, "unusable_response").tag
-            raise TransportError(
-                f"{tag} {self.provider} response for model {self.model!r} is unusable: {err}",
-                status=200,
-                attempts=attempt,
-            ) from None
+            raise self._unusable(str(err), 200, attempt) from None
         reply.latency_s = latency_s
         reply.attempts = attempt
         reply.request = self._request_record(images)
         return reply
+
+    def _unusable(self, why: str, status: int, attempt: int) -> TransportError:
+        """The error for a response that holds no answer (final: never retried)."""
+        tag = ErrorSummary(status, "unusable_response").tag
+        return TransportError(
+            f"{tag} {self.provider} response for model {self.model!r} is unusable: {why}",
+            status=status,
+            attempts=attempt,
+        )
 
     def _fail_or_wait(self, failure: _Failure, attempt: int, budget_used: int) -> None:
         """Raise TransportError if ``failure`` is final, else sleep before the next attempt.

@@ -13,6 +13,10 @@ scripted with :meth:`FakeProvider.enqueue`: each request takes the next :class:`
 the queue is empty every request gets the provider's default successful answer;
 :func:`redirect` scripts a 3xx pointing elsewhere. A fake made with an ``ssl_context`` speaks
 HTTPS (see :func:`self_signed`).
+
+:class:`BombServer` is a hostile endpoint instead: it answers every request with one
+:class:`RawReply` written as is, whatever its framing says (:func:`gzip_bomb`,
+:func:`deflate_bomb`, :func:`endless` bodies, chunked or under a lying ``Content-Length``).
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ import json
 import ssl
 import threading
 import time
+import zlib
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -348,3 +353,165 @@ def anthropic_message(
 def anthropic_error(message: str, *, type: str = "invalid_request_error") -> dict[str, Any]:
     """An Anthropic error response body."""
     return {"type": "error", "error": {"type": type, "message": message}}
+
+
+# Hostile replies: bodies that inflate far past their size, or never end.
+
+
+def gzip_bomb(inflated: int = 200 * 2**20) -> bytes:
+    """A gzip body of about ``inflated / 1000`` bytes that inflates to ``inflated`` zero bytes."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return _deflate_zeros(compressor, inflated)
+
+
+def deflate_bomb(inflated: int = 200 * 2**20) -> bytes:
+    """The same as :func:`gzip_bomb` as a ``deflate`` body (a zlib stream)."""
+    return _deflate_zeros(zlib.compressobj(9), inflated)
+
+
+def _deflate_zeros(compressor: Any, inflated: int) -> bytes:
+    block = bytes(2**20)
+    parts = [
+        compressor.compress(block[: min(len(block), inflated - done)])
+        for done in range(0, inflated, len(block))
+    ]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+def endless(piece: bytes = b"x" * 65536, total: int = 256 * 2**20) -> Callable[[], Iterator[bytes]]:
+    """Body pieces that go on for ``total`` bytes (256 MiB: far past any reply cap)."""
+
+    def pieces() -> Iterator[bytes]:
+        for _ in range(total // len(piece)):
+            yield piece
+
+    return pieces
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """What :class:`BombServer` answers every request with, written as is.
+
+    Attributes:
+        status: HTTP status code.
+        headers: Response headers (``Content-Encoding``, ``Content-Type``, ...).
+        body: The body, or a function returning its pieces (written as they come).
+        chunked: Send the body with ``Transfer-Encoding: chunked`` and no ``Content-Length``.
+        content_length: The ``Content-Length`` to announce instead of the body's real size (a
+            lie); ignored when ``chunked``.
+    """
+
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | Callable[[], Iterator[bytes]] = b""
+    chunked: bool = False
+    content_length: int | None = None
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hangs up mid-body (what a capped client does)."""
+
+
+class BombServer:
+    """A loopback server answering every ``POST`` with one :class:`RawReply`, whatever the path.
+
+    ``requests`` counts the requests; ``sent`` is the body bytes written to each, and ``hung_up``
+    how many of them the client closed before the body's end.
+    """
+
+    def __init__(self, reply: RawReply) -> None:
+        self.reply = reply
+        self.requests = 0
+        self.sent: list[int] = []
+        self.hung_up = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``: an OpenAI client adds ``/v1`` to it, Anthropic's not."""
+        if self._server is None:
+            raise RuntimeError("the bomb server is not running")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> Self:
+        bomb = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Never print requests."""
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with bomb._lock:
+                    bomb.requests += 1
+                sent, hung_up = bomb._write(self)
+                with bomb._lock:
+                    bomb.sent.append(sent)
+                    bomb.hung_up += hung_up
+                self.close_connection = True
+
+        server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _write(self, handler: BaseHTTPRequestHandler) -> tuple[int, bool]:
+        reply = self.reply
+        pieces = reply.body() if callable(reply.body) else iter((reply.body,))
+        handler.send_response(reply.status)
+        for name, value in reply.headers.items():
+            handler.send_header(name, value)
+        if reply.chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        elif reply.content_length is not None:
+            handler.send_header("Content-Length", str(reply.content_length))
+        elif isinstance(reply.body, bytes):
+            handler.send_header("Content-Length", str(len(reply.body)))
+        handler.end_headers()
+        sent = 0
+        try:
+            for piece in pieces:
+                if reply.chunked:
+                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                else:
+                    handler.wfile.write(piece)
+                sent += len(piece)
+            if reply.chunked:
+                handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except OSError:  # the client hung up: what a capped client does
+            return sent, True
+        return sent, False
+
+    def wait_answered(self, count: int = 1, timeout_s: float = 30.0) -> None:
+        """Wait until ``count`` answers are written or given up (``sent`` has them)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.sent) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
