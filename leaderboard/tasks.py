@@ -38,6 +38,12 @@ def episode_evaluate(episode_id: int) -> str:
     if outcome == "throttled":
         # The provider's parallel cap is reached: come back when a slot may be free.
         episode_evaluate.apply_async((episode_id,), countdown=THROTTLE_DELAY_S)
+    elif outcome == "quota":
+        # The owner's requests for today are used up: come back when the count starts again.
+        from leaderboard.services.limits import owner_quota_wait_s
+
+        wait = max(THROTTLE_DELAY_S, int(owner_quota_wait_s()) + 1)
+        episode_evaluate.apply_async((episode_id,), countdown=wait)
     return outcome
 
 

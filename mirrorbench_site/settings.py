@@ -291,6 +291,11 @@ MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = envbool("MIRRORBENCH_ALLOW_PRIVATE_ENDPOIN
 # episodes started in any 24 hours (1056 = four full runs).
 MIRRORBENCH_MAX_ACTIVE_RUNS = envint("MIRRORBENCH_MAX_ACTIVE_RUNS", 2, minimum=0)
 MIRRORBENCH_MAX_EPISODES_PER_DAY = envint("MIRRORBENCH_MAX_EPISODES_PER_DAY", 1056, minimum=0)
+# Outbound volume of users who are not staff: requests their runs (hosted runs, reproduction
+# spot-checks) send to model endpoints per UTC day, cached answers not counted (about four full
+# runs), and the ports the endpoints they choose may use (empty: any).
+MIRRORBENCH_USER_REQUESTS_PER_DAY = envint("MIRRORBENCH_USER_REQUESTS_PER_DAY", 20_000, minimum=0)
+MIRRORBENCH_ENDPOINT_PORTS = [int(p) for p in envlist("MIRRORBENCH_ENDPOINT_PORTS", ["443", "80"])]
 # Submissions of results bundles: per user, per day and verifying at once (staff exempt), and
 # the largest bundle accepted. A full 264-episode bundle of a model is 2-10 MB.
 MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY = envint("MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY", 10, minimum=0)

@@ -1,4 +1,5 @@
-"""Writes: per-provider request counters shared by every worker (rate limits)."""
+"""Writes: per-provider request counters shared by every worker (rate limits), and each
+user's daily count of requests sent to model endpoints on their behalf (a volume cap)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,72 @@ def rate_acquire(
             return
         # The window is full: wait for the next one, spread out so workers do not stampede.
         sleep((window + 1) * size - now + random.uniform(0, size / 10))
+
+
+DAY_S = 86_400
+
+
+class OutboundQuotaExceeded(Exception):
+    """The run's owner has used their requests to model endpoints for today (UTC)."""
+
+    def __init__(self, user_id: int, cap: int, retry_after_s: float) -> None:
+        super().__init__(
+            f"user {user_id} has sent {cap} model requests today, the most allowed a day "
+            f"(MIRRORBENCH_USER_REQUESTS_PER_DAY); the count starts again in {retry_after_s:.0f} s"
+        )
+        self.retry_after_s = retry_after_s
+
+
+def _owner_key(user_id: int) -> str:
+    return f"owner:{user_id}"
+
+
+def owner_requests_today(user_id: int, *, clock: Callable[[], float] = time.time) -> int:
+    """Requests sent to model endpoints for ``user_id``'s runs since 00:00 UTC."""
+    window = int(clock() // DAY_S)
+    row = ProviderWindow.objects.filter(provider=_owner_key(user_id), window=window).first()
+    return row.count if row else 0
+
+
+def owner_quota_wait_s(*, clock: Callable[[], float] = time.time) -> float:
+    """Seconds until the daily counts start again (00:00 UTC)."""
+    now = clock()
+    return (int(now // DAY_S) + 1) * DAY_S - now
+
+
+def owner_request_acquire(
+    user_id: int, cap: int, *, clock: Callable[[], float] = time.time
+) -> None:
+    """Count one request for ``user_id`` today, or raise OutboundQuotaExceeded at ``cap``."""
+    now = clock()
+    window = int(now // DAY_S)
+    key = _owner_key(user_id)
+    try:
+        with transaction.atomic():
+            ProviderWindow.objects.get_or_create(provider=key, window=window)
+    except IntegrityError:
+        pass  # another worker created it first
+    counted = ProviderWindow.objects.filter(provider=key, window=window, count__lt=cap).update(
+        count=F("count") + 1
+    )
+    if counted != 1:
+        raise OutboundQuotaExceeded(user_id, cap, owner_quota_wait_s(clock=lambda: now))
+
+
+class OwnerQuotaClient:
+    """A ModelClient that counts each request against its run owner's daily volume cap.
+
+    Wraps ``agent.client``, so answers from the response cache are not counted (the agent asks
+    its client only on a miss). A client's own retries of one request count once.
+    """
+
+    def __init__(self, client: ModelClient, user_id: int, cap: int) -> None:
+        self.client, self.user_id, self.cap = client, user_id, cap
+        self.provider, self.model, self.params = client.provider, client.model, client.params
+
+    def complete(self, messages: list[Message]) -> ModelReply:
+        owner_request_acquire(self.user_id, self.cap)
+        return self.client.complete(messages)
 
 
 class RateLimitedClient:

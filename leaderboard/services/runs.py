@@ -55,7 +55,12 @@ from leaderboard.services.entries import (
 )
 from leaderboard.services.errors import FieldError
 from leaderboard.services.frames import frame_png, frame_store, render_pool, run_frames_queue
-from leaderboard.services.limits import RateLimitedClient
+from leaderboard.services.limits import (
+    OutboundQuotaExceeded,
+    OwnerQuotaClient,
+    RateLimitedClient,
+    owner_requests_today,
+)
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
@@ -126,7 +131,7 @@ def run_create(
     """
     if spec.base_url:
         try:
-            endpoint_check(spec.base_url)
+            endpoint_check(spec.base_url, user_chosen=owner is not None and not owner.is_staff)
         except EndpointRefused as exc:
             raise FieldError("base_url", str(exc)) from None
     try:
@@ -274,11 +279,17 @@ def episode_evaluate(*, episode_id: int) -> str:
     """Play one episode of a running run, storing each step as it happens.
 
     Returns what happened: ``throttled`` (the provider's parallel cap is reached: try again
-    later), ``claimed-elsewhere``, ``completed``, ``error`` or ``lost``.
+    later), ``quota`` (the run's owner has used today's requests, MIRRORBENCH_USER_REQUESTS_PER_DAY:
+    the episode is pending again, its steps kept, to go on tomorrow), ``claimed-elsewhere``,
+    ``completed``, ``error`` or ``lost``.
     """
-    run = Run.objects.filter(episodes__pk=episode_id).first()
+    run = Run.objects.select_related("owner").filter(episodes__pk=episode_id).first()
     if run is not None and not parallel_slots_free(run):
         return "throttled"
+    quota_owner = _quota_owner(run)
+    cap = settings.MIRRORBENCH_USER_REQUESTS_PER_DAY
+    if quota_owner is not None and owner_requests_today(quota_owner) >= cap:
+        return "quota"
     token = episode_claim(episode_id=episode_id)
     if token is None:
         return "claimed-elsewhere"
@@ -307,6 +318,8 @@ def episode_evaluate(*, episode_id: int) -> str:
     if limits.rpm and isinstance(agent, ModelAgent):
         key = provider_key(spec["agent"], spec["base_url"])
         agent.client = RateLimitedClient(agent.client, key, limits.rpm)
+    if quota_owner is not None and isinstance(agent, ModelAgent):
+        agent.client = OwnerQuotaClient(agent.client, quota_owner, cap)
     frames = (
         FrameSource(
             spec["image_size"],
@@ -331,6 +344,13 @@ def episode_evaluate(*, episode_id: int) -> str:
     except EpisodeLost as exc:
         logger.info("%s", exc)
         return "lost"
+    except OutboundQuotaExceeded as exc:
+        # Not the model's fault: hand the episode back, its steps kept, to resume later.
+        logger.info("episode %s waits: %s", episode_id, exc)
+        Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
+            status=Episode.Status.PENDING, claim=""
+        )
+        return "quota"
     done = Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
         heartbeat=timezone.now(), **Episode.fields_from_record(record)
     )
@@ -455,6 +475,17 @@ def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
     )
 
 
+def _quota_owner(run: Run | None) -> int | None:
+    """The user whose daily request cap a run's model calls count against; None: no cap.
+
+    Runs owned by users who are not staff (hosted runs, reproduction spot-checks); the site's
+    own runs and staff's are not capped.
+    """
+    if run is None or run.owner_id is None or run.owner is None or run.owner.is_staff:
+        return None
+    return int(run.owner_id)
+
+
 def _hosted_caps_check(*, user: Any, episodes: int) -> None:
     """Refuse a hosted run over the user's caps (settings); staff have none.
 
@@ -471,6 +502,13 @@ def _hosted_caps_check(*, user: Any, episodes: int) -> None:
             "non_field_errors",
             f"you have {active} hosted runs pending or running, the most allowed at once is "
             f"{cap}: wait for one to end or cancel one",
+        )
+    requests = owner_requests_today(user.pk)
+    if requests >= settings.MIRRORBENCH_USER_REQUESTS_PER_DAY:
+        raise FieldError(
+            "non_field_errors",
+            f"your runs have sent {requests} requests to model endpoints today (UTC), the most "
+            "allowed a day: start this run tomorrow",
         )
     since = timezone.now() - timedelta(days=1)
     today = Episode.objects.filter(

@@ -312,3 +312,126 @@ def test_the_endpoint_path_is_shown_to_the_owner_and_moderators_only(
     # What is stored keeps the whole endpoint: the workers call it.
     run.refresh_from_db()
     assert run.spec["base_url"] == whole and run.metadata["model"]["base_url"] == whole
+
+
+@pytest.mark.parametrize(
+    ("base_url", "refused"),
+    [
+        (f"https://{PUBLIC_HOST}/v1", False),
+        (f"https://{PUBLIC_HOST}:443/v1", False),
+        (f"http://{PUBLIC_HOST}/v1", False),
+        (f"https://{PUBLIC_HOST}:8443/v1", True),
+        (f"https://{PUBLIC_HOST}:22/v1", True),
+        (f"http://{PUBLIC_HOST}:25/", True),
+        (f"http://{PUBLIC_HOST}:443/v1", False),
+    ],
+)
+def test_endpoints_chosen_by_users_use_standard_ports_only(client, alice, base_url, refused):
+    client.force_login(alice)
+    response = client.post("/evaluate/", form_data(base_url=base_url))
+    if refused:
+        assert response.status_code == 400
+        assert "<code>base_url</code>" in response.content.decode()
+        assert "standard port" in response.content.decode()
+        assert Run.objects.count() == 0
+    else:
+        assert response.status_code == 302, response.content.decode()[-2000:]
+
+
+def test_staff_and_the_site_may_use_any_port(moderator, django_capture_on_commit_callbacks):
+    from leaderboard.services.runs import RunSpec, run_create
+    from tests.leaderboard.factories import ModelEntryFactory
+
+    url = f"https://{PUBLIC_HOST}:8443/v1"
+    with django_capture_on_commit_callbacks(execute=False):
+        for owner in (moderator, None):
+            run_create(
+                model_entry=ModelEntryFactory(),
+                spec=RunSpec(agent="openai:m", base_url=url),
+                owner=owner,
+            )
+    assert Run.objects.count() == 2
+
+
+def test_the_port_rule_can_be_widened_or_lifted(client, alice, settings):
+    from leaderboard.endpoints import EndpointRefused, endpoint_check
+
+    url = f"https://{PUBLIC_HOST}:8443/v1"
+    with pytest.raises(EndpointRefused, match="standard port 443 or 80"):
+        endpoint_check(url, user_chosen=True)
+    settings.MIRRORBENCH_ENDPOINT_PORTS = [443, 8443]
+    endpoint_check(url, user_chosen=True)
+    settings.MIRRORBENCH_ENDPOINT_PORTS = [443]
+    with pytest.raises(EndpointRefused):
+        endpoint_check(f"http://{PUBLIC_HOST}/v1", user_chosen=True)
+    settings.MIRRORBENCH_ENDPOINT_PORTS = []
+    endpoint_check(f"https://{PUBLIC_HOST}:22/v1", user_chosen=True)
+
+
+def test_a_users_outbound_requests_are_capped_per_day(
+    alice, moderator, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """At the cap the episode goes back to pending, its steps kept; it resumes the next day.
+
+    Staff's runs are not capped; a new hosted run is refused while the owner's count is full.
+    """
+    import time
+
+    from evaluation.outbound import ALLOW_PRIVATE_ENV
+    from leaderboard.models import Episode, ProviderWindow, Step
+    from leaderboard.services.errors import FieldError
+    from leaderboard.services.limits import DAY_S, owner_requests_today
+    from leaderboard.services.runs import (
+        RunSpec,
+        episode_evaluate,
+        hosted_run_create,
+        run_create,
+        run_start,
+    )
+    from tests.evaluation.fake_providers import FakeOpenAI
+    from tests.leaderboard.factories import ModelEntryFactory
+
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the worker's own switch (the fake is loopback)
+    settings.MIRRORBENCH_USER_REQUESTS_PER_DAY = 3
+
+    def one_episode(owner, fake):
+        spec = RunSpec(
+            agent="openai:fake-vl",
+            base_url=fake.base_url,
+            scenes="GR1_T2-allegro-logo_0",
+            levels=(1,),
+            image_size=32,
+            use_cache=False,
+        )
+        with django_capture_on_commit_callbacks(execute=False):
+            run = run_create(model_entry=ModelEntryFactory(), spec=spec, owner=owner, api_key="k")
+        (episode_id,) = run_start(run_id=run.pk)
+        return episode_id
+
+    with FakeOpenAI() as fake:
+        episode_id = one_episode(alice, fake)
+        assert episode_evaluate(episode_id=episode_id) == "quota"
+        assert len(fake.requests) == 3 and owner_requests_today(alice.pk) == 3
+        episode = Episode.objects.get(pk=episode_id)
+        assert episode.status == Episode.Status.PENDING and episode.claim == ""
+        assert Step.objects.filter(episode=episode).count() == 3
+        # Until the day is over, nothing more is sent, and no new hosted run is taken.
+        assert episode_evaluate(episode_id=episode_id) == "quota"
+        assert len(fake.requests) == 3
+        with pytest.raises(FieldError, match="requests to model endpoints today"):
+            hosted_run_create(user=alice, data={**form_data(), "levels": [0], "params_b": None})
+        # Staff are not capped.
+        staff_episode = one_episode(moderator, fake)
+        assert episode_evaluate(episode_id=staff_episode) == "completed"
+        assert owner_requests_today(moderator.pk) == 0
+        # The next day (UTC) the count starts again and the episode goes on where it stopped.
+        sent = len(fake.requests)
+        settings.MIRRORBENCH_USER_REQUESTS_PER_DAY = 1000
+        today = int(time.time() // DAY_S)
+        assert ProviderWindow.objects.filter(provider=f"owner:{alice.pk}", window=today).exists()
+        assert episode_evaluate(episode_id=episode_id) == "completed"
+        episode.refresh_from_db()
+        steps = Step.objects.filter(episode=episode).count()
+        assert episode.status == Episode.Status.COMPLETED and steps > 3
+        assert len(fake.requests) - sent == steps - 3  # the first three were not asked again

@@ -128,3 +128,31 @@ def test_an_endpoint_the_server_may_not_call_is_refused_and_nothing_is_stored(
     assert not Submission.objects.exists() and not Run.objects.exists()
     half = _upload(client, bundle, reproduce_provider="openai")
     assert half.status_code == 400 and "reproduce_model" in half.json()
+
+
+def test_a_reproduction_endpoint_on_a_non_standard_port_is_refused(
+    client, alice, bundle, settings, tmp_path, monkeypatch
+):
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host == "models.example.org":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("8.8.8.8", 443))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = False
+    client.force_login(alice)
+    fields = {
+        "reproduce_provider": "openai",
+        "reproduce_model": "fake-vlm",
+        "reproduce_base_url": "https://models.example.org:2375/v1",
+        "reproduce_api_key": "sk-rerun",
+    }
+    response = _upload(client, bundle, **fields)
+    assert response.status_code == 400
+    assert "standard port" in str(response.json().get("reproduce_base_url")), response.json()
+    assert not Submission.objects.exists() and not Run.objects.exists()
