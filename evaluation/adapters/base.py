@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import json
 import logging
 import os
 import random
@@ -124,12 +125,15 @@ class _Failure:
         return f"{where}: {self.message}" if self.message else where
 
 
-_PolicyError = TypeVar("_PolicyError", bound=BaseException)
+_Error = TypeVar("_Error", bound=BaseException)
+
+_MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
+"""What reading an answer out of a parsed body raises when the body is JSON of another shape."""
 
 
-def _policy_error(err: BaseException, kind: type[_PolicyError]) -> _PolicyError | None:
-    """The policy's ``kind`` of error behind ``err``: raised as is, or wrapped by an SDK (the
-    anthropic SDK wraps whatever the HTTP client raises in an ``APIConnectionError``)."""
+def _cause(err: BaseException, kind: type[_Error]) -> _Error | None:
+    """The ``kind`` of error behind ``err``: raised as is, or wrapped by an SDK (the anthropic
+    SDK wraps whatever the HTTP client raises in an ``APIConnectionError``)."""
     seen: set[int] = set()
     current: BaseException | None = err
     while current is not None and id(current) not in seen:
@@ -284,10 +288,11 @@ class _ChatAdapter:
 
         Raises:
             TransportError: The request failed for good (a non-retryable status, retries ran
-                out, or an unusable response: one without an answer, or whose body went past
-                ``MIRRORBENCH_MAX_REPLY_BYTES``, whatever its status, never retried); ``status``
-                is the last HTTP status (``None`` after a connection error), ``attempts`` the
-                number of requests sent.
+                out, or an unusable response, never retried: one without an answer, not JSON
+                or not decodable, or whose body went past ``MIRRORBENCH_MAX_REPLY_BYTES``
+                whatever its status); ``status`` is the last HTTP status (``None`` after a
+                connection error or a body that is not JSON), ``attempts`` the number of
+                requests sent.
             ValueError: A message cannot be sent (an image that is not the PNG it claims to
                 be, an image in a system message, ...).
         """
@@ -301,11 +306,10 @@ class _ChatAdapter:
             try:
                 response = self._call(kwargs)
             except Exception as err:
-                too_large = _policy_error(err, ReplyTooLarge)
-                if too_large is not None:
-                    # Not retried: the same endpoint would send the same reply.
-                    raise self._unusable(str(too_large), too_large.status, attempt) from None
-                refused = _policy_error(err, EndpointRefused)
+                unusable = self._unusable_reply(err, attempt)
+                if unusable is not None:
+                    raise unusable from None
+                refused = _cause(err, EndpointRefused)
                 failure = (
                     _Failure(
                         kind="EndpointRefused", status=None, message=str(refused), transient=False
@@ -333,12 +337,33 @@ class _ChatAdapter:
             reply = self._reply(response)
         except _UnusableResponse as err:
             raise self._unusable(str(err), 200, attempt) from None
+        except _MALFORMED as err:
+            what = f"{type(err).__name__}: {err}"[:200]
+            raise self._unusable(
+                f"its body is not a {self.provider} answer ({what})", 200, attempt
+            ) from None
         reply.latency_s = latency_s
         reply.attempts = attempt
         reply.request = self._request_record(images)
         return reply
 
-    def _unusable(self, why: str, status: int, attempt: int) -> TransportError:
+    def _unusable_reply(self, err: Exception, attempt: int) -> TransportError | None:
+        """The error for a reply that holds no answer however often it is asked for, behind
+        ``err``: a body past the cap, one that does not decode as its ``Content-Encoding``
+        says, one that is not JSON; ``None`` for other failures."""
+        too_large = _cause(err, ReplyTooLarge)
+        if too_large is not None:
+            return self._unusable(str(too_large), too_large.status, attempt)
+        undecodable = _cause(err, httpx2.DecodingError)
+        if undecodable is not None:
+            why = f"its body does not decode as its Content-Encoding says ({undecodable})"
+            return self._unusable(why, None, attempt)
+        not_json = _cause(err, json.JSONDecodeError)
+        if not_json is not None:
+            return self._unusable(f"its body is not JSON ({not_json})", None, attempt)
+        return None
+
+    def _unusable(self, why: str, status: int | None, attempt: int) -> TransportError:
         """The error for a response that holds no answer (final: never retried)."""
         tag = ErrorSummary(status, "unusable_response").tag
         return TransportError(

@@ -7,7 +7,8 @@ that inflate to 200 MiB, as a 200 and as a 500, bodies that never end (chunked, 
 small gzip body followed by junk that decodes to nothing. Through the real SDKs, each ends the
 step at once as an unusable response naming the cap, sent once, and the process's memory stays
 within a few MiB of the cap (``tracemalloc`` here, the peak resident memory of a fresh child
-process in :func:`test_a_fresh_process_stays_small_whatever_the_endpoint_sends`).
+process in :func:`test_a_fresh_process_stays_small_whatever_the_endpoint_sends`). So does a
+small reply that holds no answer (not JSON, JSON of another shape, a broken gzip body).
 """
 
 from __future__ import annotations
@@ -193,6 +194,38 @@ def test_the_cap_holds_to_the_byte(
     assert f"over the cap of {len(data) - 1} bytes" in str(caught.value)
     assert where in str(caught.value)
     assert server.requests == 2
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (RawReply(200, JSON, b"not json"), "its body is not JSON"),
+        (RawReply(200, JSON, b""), "its body is not JSON"),
+        (RawReply(200, JSON, b"[]"), "HTTP 200]"),
+        (RawReply(200, JSON, b'{"choices": [1], "content": 1}'), "HTTP 200]"),
+        (RawReply(200, {"Content-Type": "text/plain"}, b"hello"), "HTTP 200]"),
+        (RawReply(200, {**JSON, "Content-Encoding": "gzip"}, b"\x1f\x8bnot gzip"), "decode"),
+    ],
+    ids=["not JSON", "empty", "a list", "another shape", "text", "broken gzip"],
+)
+def test_a_reply_that_is_no_answer_ends_the_step_as_unusable_at_once(
+    provider: str, reply: RawReply, why: str
+) -> None:
+    """Not a crash of the worker's task, which would leave the episode to be run again and
+    again; not a retry either: the same endpoint would send the same body."""
+    with (
+        BombServer(reply) as server,
+        client_for(provider, server) as client,
+        pytest.raises(TransportError) as caught,
+    ):
+        client.complete(CONVERSATION)
+    text = str(caught.value)
+    assert text.startswith("[unusable_response") and why in text
+    assert caught.value.attempts == 1 and server.requests == 1
 
 
 def test_the_setting_is_read_when_a_client_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
