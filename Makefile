@@ -64,6 +64,7 @@ bench: install
 	$(BIN)/python -m benchmarks.play
 	$(BIN)/python -m benchmarks.throughput
 	$(BIN)/python -m benchmarks.verify_limits
+	$(BIN)/python -m benchmarks.reply_limits
 
 lint: install
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -18,6 +19,8 @@ from leaderboard.models import (
     Submission,
 )
 from leaderboard.services.data_version import data_version_bump
+from leaderboard.services.entries import entry_name_match
+from leaderboard.services.errors import FieldError
 
 
 class ChangesTables:
@@ -41,8 +44,42 @@ class ChangesTables:
         data_version_bump()
 
 
+class ModelEntryForm(forms.ModelForm):
+    """A new or changed name is stored in its display form (NFKC, spaces collapsed) and
+    refused, as at every other door, when it holds what nobody can see or looks like another
+    entry's name (``leaderboard.names``); an unchanged name is left as it is."""
+
+    class Meta:
+        model = ModelEntry
+        fields = [
+            "name",
+            "slug",
+            "organisation",
+            "kind",
+            "params_b",
+            "links",
+            "description",
+            "owner",
+        ]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if self.instance.pk is not None and name == self.instance.name:
+            return name
+        try:
+            clean, same = entry_name_match(name=name, field="name", exclude=self.instance)
+        except FieldError as exc:
+            raise forms.ValidationError(exc.message) from None
+        if same is not None:
+            raise forms.ValidationError(
+                f"{same.name!r} is the name of an existing entry (names are compared without case)"
+            )
+        return clean
+
+
 @admin.register(ModelEntry)
 class ModelEntryAdmin(ChangesTables, admin.ModelAdmin):
+    form = ModelEntryForm
     list_display = ["name", "organisation", "kind", "params_b", "created"]
     list_filter = ["kind"]
     search_fields = ["name", "organisation"]

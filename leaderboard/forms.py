@@ -264,12 +264,14 @@ class SignUpForm(forms.Form):
     password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
 
     def clean_username(self) -> str:
-        from django.contrib.auth.models import User
+        """The name in its display form (NFKC); refused if it is taken or looks like one."""
+        from leaderboard.services.accounts import username_check
+        from leaderboard.services.errors import FieldError
 
-        name = self.cleaned_data["username"]
-        if User.objects.filter(username__iexact=name).exists():
-            raise forms.ValidationError("this user name is taken")
-        return name
+        try:
+            return username_check(username=self.cleaned_data["username"])
+        except FieldError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self) -> dict[str, object]:
         from django.contrib.auth import password_validation

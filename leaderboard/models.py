@@ -15,6 +15,7 @@ from django.db import models
 from evaluation.bundle import METRIC_KEYS, episode_record
 from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
+from leaderboard.names import MAX_SKELETON_BYTES, name_key, name_skeletons
 from simulation.catalogue import UnknownSceneError
 from simulation.versions import BENCHMARK_VERSION
 
@@ -29,6 +30,30 @@ class ModelEntry(models.Model):
         HUMAN = "human", "Human"
 
     name = models.CharField(max_length=200, unique=True)
+    name_key = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
+        max_length=800,
+        unique=True,
+        null=True,
+        editable=False,
+        help_text="The name case-folded (leaderboard.names.name_key): equal keys are one name. "
+        "Empty on an entry stored before the check whose name an older entry already had.",
+    )
+    name_skeleton = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
+        max_length=MAX_SKELETON_BYTES,
+        unique=True,
+        null=True,
+        editable=False,
+        help_text="What the name looks like (leaderboard.names.name_skeleton): no two entries "
+        "share one. Empty as name_key is.",
+    )
+    name_skeleton_folded = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
+        max_length=MAX_SKELETON_BYTES,
+        unique=True,
+        null=True,
+        editable=False,
+        help_text="What the name case-folded looks like (name_skeleton(folded=True)): no two "
+        "entries share one. Empty as name_key is.",
+    )
     slug = models.SlugField(max_length=200, unique=True)
     organisation = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -48,12 +73,36 @@ class ModelEntry(models.Model):
     )
     created = models.DateTimeField(auto_now_add=True)
 
+    _stored_name: str | None = None
+    """The name as loaded from the database (None for a new entry)."""
+
     class Meta:
         ordering = ["name"]
         verbose_name_plural = "model entries"
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Keep ``name_key`` and the skeletons in step with a new or changed name.
+
+        An unchanged name keeps them as they are (empty on an older look-alike's twin).
+        """
+        if self._state.adding or self.name != self._stored_name:
+            self.name_key = name_key(self.name)
+            self.name_skeleton, self.name_skeleton_folded = name_skeletons(self.name)
+            fields = kwargs.get("update_fields")
+            if fields is not None and "name" in fields:
+                kwargs["update_fields"] = {*fields, "name_key", "name_skeleton"}
+                kwargs["update_fields"] |= {"name_skeleton_folded"}
+        super().save(*args, **kwargs)
+        self._stored_name = self.name
+
+    @classmethod
+    def from_db(cls, *args: Any, **kwargs: Any) -> ModelEntry:
+        entry = super().from_db(*args, **kwargs)
+        entry._stored_name = entry.__dict__.get("name")
+        return entry
 
     @property
     def is_mllm(self) -> bool:
@@ -502,6 +551,33 @@ class Frame(models.Model):
 
     def __str__(self) -> str:
         return f"frame {self.key} ({self.scene} at {self.cell})"
+
+
+class AccountName(models.Model):
+    """A user name's key and skeletons (``leaderboard.names``): no two accounts look alike.
+
+    Kept by ``services.accounts`` whenever a user is saved. Sign-up refuses a name whose key or
+    either skeleton another account has; a column is empty where an older account already had the
+    value (accounts from before the check, or made by an administrator).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="account_name",
+    )
+    # NULL, unlike '', is never a duplicate.
+    key = models.CharField(max_length=800, unique=True, null=True)  # noqa: DJ001
+    skeleton = models.CharField(  # noqa: DJ001
+        max_length=MAX_SKELETON_BYTES, unique=True, null=True
+    )
+    skeleton_folded = models.CharField(  # noqa: DJ001
+        max_length=MAX_SKELETON_BYTES, unique=True, null=True
+    )
+
+    def __str__(self) -> str:
+        return f"user name of {self.user}"
 
 
 class ApiToken(models.Model):

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.forms import ApiTokenForm, ReviewForm, SignUpForm, SubmissionForm
 from leaderboard.models import Submission
+from leaderboard.services.accounts import account_create
 from leaderboard.services.errors import FieldError
 from leaderboard.services.submissions import (
     QuotaExceeded,
@@ -46,11 +46,15 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             data = form.cleaned_data
-            user = User.objects.create_user(
-                username=data["username"], email=data["email"], password=data["password1"]
-            )
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            return redirect("leaderboard:profile")
+            try:
+                user = account_create(
+                    username=data["username"], email=data["email"], password=data["password1"]
+                )
+            except FieldError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                return redirect("leaderboard:profile")
         return render(request, "registration/signup.html", {"form": form}, status=400)
     return render(request, "registration/signup.html", {"form": form})
 

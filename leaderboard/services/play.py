@@ -41,7 +41,11 @@ from evaluation.runner import _step_record
 from leaderboard.models import Episode, ModelEntry, Play, Run, Scene, Step
 from leaderboard.play_selectors import HUMAN_AGENT_PREFIX, human_run, human_set_bundle
 from leaderboard.selectors import run_image_size
-from leaderboard.services.entries import benchmark_current, model_entry_create
+from leaderboard.services.entries import (
+    benchmark_current,
+    entry_name_match,
+    model_entry_create,
+)
 from leaderboard.services.errors import FieldError
 from leaderboard.services.frames import FrameSpec, frames_register
 from leaderboard.services.scores import run_scores_refresh
@@ -159,17 +163,28 @@ def _state(
 
 
 def _human_entry(user: Any) -> ModelEntry:
-    """Return the user's Human entry (``Human (<username>)``), created if needed."""
-    name = f"Human ({user.username})"
-    existing = ModelEntry.objects.filter(name__iexact=name).first()
-    if existing is not None and existing.owner_id == user.pk:
-        return existing
-    if existing is not None:  # someone else's entry has the name: make the user's unique
-        name = f"Human ({user.username}, {user.pk})"
-        mine = ModelEntry.objects.filter(name__iexact=name, owner=user).first()
-        if mine is not None:
-            return mine
-    return model_entry_create(name=name, kind=ModelEntry.Kind.HUMAN, owner=user)
+    """Return the user's Human entry (``Human (<username>)``), created if needed.
+
+    When someone else's entry has that name, or one that looks like it, the user's entry is
+    ``Human (<username>, <id>)``.
+    """
+    names = (f"Human ({user.username})", f"Human ({user.username}, {user.pk})")
+    for name in names:
+        try:
+            clean, existing = entry_name_match(name=name, field="username")
+        except FieldError:
+            continue  # it looks like another entry's name
+        if existing is None:
+            return model_entry_create(
+                name=clean, kind=ModelEntry.Kind.HUMAN, owner=user, field="username"
+            )
+        if existing.owner_id == user.pk:
+            return existing
+    raise FieldError(
+        "username",
+        f"entries named {names[0]!r} and {names[1]!r}, or like them, belong to others: ask a "
+        "moderator",
+    )
 
 
 def human_run_ensure(*, user: Any) -> Run:

@@ -50,6 +50,7 @@ from leaderboard.selectors import (
 from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import (
     benchmark_current,
+    entry_name_match,
     model_entry_create,
     model_entry_upsert,
 )
@@ -454,17 +455,21 @@ def _is_moderator(user: Any) -> bool:
 def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
     """Return the entry a hosted run goes to: the user's own entry of that name, or a new one.
 
-    Names are compared without case, so nobody's "random" sits beside the Random baseline.
-    Entries of other users and the site's own (the paper's rows, baselines, Human) are refused
-    by name; only moderators attach runs to an existing entry they do not own.
+    Names are compared without case, so nobody's "random" sits beside the Random baseline, and
+    a name that looks like another entry's is refused (``entry_name_match``). Entries of other
+    users and the site's own (the paper's rows, baselines, Human) are refused by name; only
+    moderators attach runs to an existing entry they do not own.
     """
-    name = (data.get("entry_name") or data["model"]).strip()
-    if not name:
-        raise FieldError("entry_name", "expected a name with at least one visible character")
-    existing = ModelEntry.objects.filter(name__iexact=name).first()
+    name, existing = entry_name_match(
+        name=data.get("entry_name") or data["model"], field="entry_name"
+    )
     if existing is None:
         return model_entry_create(
-            name=name, kind=data["kind"], params_b=data.get("params_b"), owner=user
+            name=name,
+            kind=data["kind"],
+            params_b=data.get("params_b"),
+            owner=user,
+            field="entry_name",
         )
     if existing.owner_id == user.pk or _is_moderator(user):
         return existing

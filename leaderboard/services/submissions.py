@@ -39,7 +39,7 @@ from evaluation.prompts import LEVELS
 from evaluation.verify import MAX_PROBLEMS, verify_bundle
 from leaderboard.models import ModelEntry, Run, Submission
 from leaderboard.services.data_version import data_version_bump
-from leaderboard.services.entries import model_entry_create
+from leaderboard.services.entries import entry_name_match, model_entry_create
 from leaderboard.services.errors import FieldError
 from leaderboard.services.imports import store_verified_bundle
 from leaderboard.services.scores import run_list_if_complete, run_list_on_leaderboard
@@ -126,15 +126,18 @@ def _spool(chunks: Iterable[bytes], folder: Path) -> tuple[Path, str, int]:
     return path, digest.hexdigest(), size
 
 
-def _entry_for(*, user: Any, name: str, data: dict[str, Any]) -> ModelEntry | None:
-    """Return the owner's entry of that name, None for a new one; refuse anyone else's."""
-    existing = ModelEntry.objects.filter(name__iexact=name).first()
+def _entry_for(*, user: Any, name: str) -> tuple[str, ModelEntry | None]:
+    """Return the name's display form and the owner's entry of that name, None for a new one.
+
+    Refuse anyone else's entry, and a name that looks like another entry's.
+    """
+    name, existing = entry_name_match(name=name, field="model_name")
     if existing is None:
-        return None
+        return name, None
     if existing.owner_id == user.pk or (
         user.is_staff and user.has_perm("leaderboard.change_modelentry")
     ):
-        return existing
+        return name, existing
     raise FieldError(
         "model_name",
         f"{existing.name!r} is the name of an entry that is not yours; choose another name "
@@ -169,10 +172,7 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
     """
     _quota_check(user)
     reproduce_agent = _reproduce_agent(data)
-    name = data["model_name"].strip()
-    if not name:
-        raise FieldError("model_name", "expected a name with at least one visible character")
-    entry = _entry_for(user=user, name=name, data=data)
+    name, entry = _entry_for(user=user, name=data["model_name"])
     with _verification_slot(user), tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         path, sha256, size = _spool(chunks, Path(folder))
@@ -211,6 +211,7 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
                         links=[{"label": "Code or paper", "url": data["link"]}]
                         if data.get("link")
                         else [],
+                        field="model_name",
                     )
                 run = store_verified_bundle(
                     model_entry=entry, bundle=bundle, owner=user, visibility=Run.Visibility.PRIVATE
@@ -249,12 +250,14 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
                 submission_reproduce(
                     submission=submission, api_key=data.get("reproduce_api_key") or None
                 )
-        except IntegrityError:
+        except (IntegrityError, FieldError) as exc:
             # A race with a twin request: the same bytes (the other one stored them) or the
-            # same new entry name (someone else took it a moment ago).
+            # same new entry name, or a look-alike (someone else took it a moment ago).
             twin = Submission.objects.filter(owner=user, sha256=sha256).first()
             if twin is not None:
                 return Submitted(twin, duplicate=True)
+            if isinstance(exc, FieldError):
+                raise
             raise FieldError(
                 "model_name", f"an entry named {name!r} was created a moment ago: choose another"
             ) from None

@@ -52,6 +52,8 @@ class Command(BaseCommand):
                 f"{path} does not verify ({len(exc.problems)} problems); nothing was imported:\n"
                 + "\n".join(shown)
             ) from None
+        except ValueError as exc:  # a name refused by leaderboard.names, or like another's
+            raise CommandError(f"{exc}; nothing was imported") from None
         except DatabaseError as exc:
             # Whatever verifies fits the columns; this is a bug or a database outage.
             raise CommandError(
