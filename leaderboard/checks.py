@@ -6,7 +6,7 @@ from typing import Any
 
 from cryptography.fernet import Fernet
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Tags, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 
 @register(Tags.security)
@@ -34,6 +34,23 @@ def key_encryption_key_check(app_configs: Any = None, **kwargs: Any) -> list[Che
                 "must not be encrypted with a key derived from the data directory's secret key.",
                 hint="Set it from a secret store, apart from the data directory (docs/deploy.md).",
                 id="mirrorbench.E002",
+            )
+        ]
+    return []
+
+
+@register(Tags.security, deploy=True)
+def trusted_proxies_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """An HTTPS deployment stands behind a proxy: without MIRRORBENCH_TRUSTED_PROXIES every
+    visitor has the proxy's address, and shares one address's limits with everybody."""
+    if settings.MIRRORBENCH_HTTPS and not settings.MIRRORBENCH_TRUSTED_PROXIES:
+        return [
+            Warning(
+                "MIRRORBENCH_HTTPS=1 without MIRRORBENCH_TRUSTED_PROXIES: every visitor counts "
+                "as the proxy's address, for the sign-in lockout, the throttles and sign-ups.",
+                hint="Set MIRRORBENCH_TRUSTED_PROXIES to the number of proxies in front of the "
+                "site, or to their addresses (docs/deploy.md, HTTPS).",
+                id="mirrorbench.W001",
             )
         ]
     return []

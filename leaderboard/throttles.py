@@ -2,6 +2,9 @@
 
 A page that writes (the evaluate form, cancelling a run) counts against the same scope as its
 API twin, in the same cache, so the form is no way around the API's rate.
+
+Users count by their account, visitors by their address: ``mirrorbench_site.client_ip``, the
+one answer the sign-in lockout uses too, so a visitor cannot pick its identity with a header.
 """
 
 from __future__ import annotations
@@ -15,7 +18,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.throttling import ScopedRateThrottle
 
-__all__ = ["throttled_post"]
+from mirrorbench_site.client_ip import client_ip
+
+__all__ = ["ClientScopedRateThrottle", "throttled_post"]
+
+
+class ClientScopedRateThrottle(ScopedRateThrottle):
+    """DRF's scoped throttle, counting visitors by ``client_ip``."""
+
+    def get_ident(self, request: Any) -> str:
+        return client_ip(request) or "unknown"
 
 
 class _Scope:
@@ -36,7 +48,7 @@ def throttled_post(scope: str) -> Callable[[View], View]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if request.method == "POST":
-                throttle = ScopedRateThrottle()
+                throttle = ClientScopedRateThrottle()
                 if not throttle.allow_request(request, _Scope(scope)):  # type: ignore[arg-type]
                     wait = math.ceil(throttle.wait() or 1)
                     response = render(

@@ -6,6 +6,7 @@ deployment must stop the process at start-up rather than silently fall back to a
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -76,6 +77,41 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+TrustedProxies = int | tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+"""How many proxies stand in front of the site, or their addresses (see ``client_ip``)."""
+
+
+def parse_trusted_proxies(name: str, raw: str) -> TrustedProxies:
+    """Return a count of proxies (``"1"``), or their addresses and networks, comma-separated
+    (``"10.0.0.0/8, 192.0.2.7, fd00::/8"``); 0 for none (empty, unset, ``"0"``)."""
+    raw = raw.strip()
+    if not raw:
+        return 0
+    try:
+        count = int(raw)
+    except ValueError:
+        pass
+    else:
+        if count < 0:
+            raise ImproperlyConfiguredEnv(f"{name}={raw!r}: a count of proxies must be >= 0")
+        return count
+    networks = []
+    for item in raw.split(","):
+        try:
+            networks.append(ipaddress.ip_network(item.strip(), strict=False))
+        except ValueError:
+            raise ImproperlyConfiguredEnv(
+                f"{name}={raw!r}: expected a count of proxies (1), or their addresses or "
+                f"networks, comma-separated (10.0.0.0/8, 192.0.2.7); {item.strip()!r} is neither"
+            ) from None
+    return tuple(networks)
+
+
+def envproxies(name: str) -> TrustedProxies:
+    """Return ``parse_trusted_proxies`` of the variable (0 when it is unset)."""
+    return parse_trusted_proxies(name, os.environ.get(name, ""))
 
 
 def data_dir(base_dir: Path) -> Path:

@@ -23,6 +23,7 @@ from mirrorbench_site.env import (
     envint,
     envjson,
     envlist,
+    envproxies,
     envstr,
 )
 
@@ -72,6 +73,10 @@ if MIRRORBENCH_HTTPS:
     SECURE_HSTS_PRELOAD = envbool("MIRRORBENCH_HSTS_PRELOAD", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+# The proxies in front of the site: a count, or their addresses and networks. They decide the
+# client's address for every per-address limit (the sign-in lockout, the throttles, sign-ups):
+# mirrorbench_site.client_ip. Unset, the peer's address counts and X-Forwarded-For is ignored.
+MIRRORBENCH_TRUSTED_PROXIES = envproxies("MIRRORBENCH_TRUSTED_PROXIES")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -159,6 +164,8 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = envint("MIRRORBENCH_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("MIRRORBENCH_LOGIN_COOLOFF_MIN", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# The client's address for the lockout: mirrorbench_site.client_ip, as for every limit.
+AXES_CLIENT_IP_CALLABLE = "mirrorbench_site.client_ip.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -237,8 +244,12 @@ REST_FRAMEWORK = {
         "leaderboard.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks).
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks). The
+    # class is DRF's ScopedRateThrottle, counting visitors by mirrorbench_site.client_ip;
+    # NUM_PROXIES 0 keeps DRF's own get_ident, in any other throttle class, from reading
+    # X-Forwarded-For.
+    "DEFAULT_THROTTLE_CLASSES": ["leaderboard.throttles.ClientScopedRateThrottle"],
+    "NUM_PROXIES": 0,
     "DEFAULT_THROTTLE_RATES": {
         "evaluations": envstr("MIRRORBENCH_EVALUATION_RATE", "20/hour"),
         "cancels": envstr("MIRRORBENCH_CANCEL_RATE", "60/hour"),

@@ -17,6 +17,7 @@ DEPLOY = {
     "DJANGO_ALLOWED_HOSTS": "mirrorbench.example.org",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://mirrorbench.example.org",
     "MIRRORBENCH_KEY_ENCRYPTION_KEY": Fernet.generate_key().decode(),
+    "MIRRORBENCH_TRUSTED_PROXIES": "1",
 }
 
 
@@ -46,6 +47,11 @@ def test_the_embedded_defaults_do_not_pass_check_deploy(tmp_path):
     assert result.returncode != 0
     for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
         assert warning in result.stderr
+
+
+def test_https_without_trusted_proxies_does_not_pass_check_deploy(tmp_path):
+    result = check(tmp_path, {**DEPLOY, "MIRRORBENCH_TRUSTED_PROXIES": ""}, "--deploy")
+    assert "mirrorbench.W001" in result.stderr + result.stdout
 
 
 @pytest.mark.parametrize(
