@@ -5,6 +5,7 @@ API twin, in the same cache, so the form is no way around the API's rate.
 
 Users count by their account, visitors by their address: ``mirrorbench_site.client_ip``, the
 one answer the sign-in lockout uses too, so a visitor cannot pick its identity with a header.
+The histories live in the ``limits`` cache, which other traffic cannot evict.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.throttling import ScopedRateThrottle
 
+from mirrorbench_site.cache import limits_cache
 from mirrorbench_site.client_ip import client_ip
 
 __all__ = ["ClientScopedRateThrottle", "throttled_post"]
 
 
 class ClientScopedRateThrottle(ScopedRateThrottle):
-    """DRF's scoped throttle, counting visitors by ``client_ip``."""
+    """DRF's scoped throttle, counting visitors by ``client_ip``, in the ``limits`` cache."""
+
+    cache = limits_cache
 
     def get_ident(self, request: Any) -> str:
         return client_ip(request) or "unknown"

@@ -78,9 +78,38 @@ def _csv_url(table: str) -> str:
     return reverse("leaderboard:level-csv", kwargs={"table": table})
 
 
-def _query_key(request: HttpRequest) -> tuple[tuple[str, str], ...]:
-    """Return the query string as sorted pairs: what a cached table depends on."""
-    return tuple(sorted((k, v) for k in request.GET for v in request.GET.getlist(k)))
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def filters_query(filters: LeaderboardFilters) -> QueryDict:
+    """Return the shortest query that gives ``filters``: what a table page's links keep.
+
+    A cached table is keyed by its validated filters, never by the query string as sent, so
+    unknown parameters and other spellings of the same filters (``?x=1``, ``params_min=1.0``)
+    share one cached copy, whose links carry this query only.
+    """
+    query = QueryDict(mutable=True)
+    query.setlist("kind", sorted(set(filters.kinds)))
+    query.setlist("source", sorted(set(filters.sources)))
+    for name, number in (("params_min", filters.params_min), ("params_max", filters.params_max)):
+        if number is not None:
+            query[name] = _number(number)
+    if filters.q:
+        query["q"] = filters.q
+    if filters.sort != "rank":
+        query["sort"] = filters.sort
+    if filters.descending != (filters.sort not in ("rank", "model")):
+        query["order"] = "desc" if filters.descending else "asc"
+    if filters.version != BENCHMARK_VERSION:
+        query["version"] = filters.version
+    if filters.renderer:
+        query["rendered_by"] = filters.renderer
+    if filters.baselines:
+        query["baselines"] = "show"
+    if filters.intervals:
+        query["ci"] = "show"
+    return query
 
 
 def _key_label(sort: str) -> str:
@@ -111,6 +140,7 @@ def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpRespon
     if not form.is_valid():
         return _bad_request(request, form)
     filters = form.filters()
+    query = filters_query(filters)
 
     def board_html() -> str:
         # The page below the header is the same for every visitor: rendered once per data
@@ -132,12 +162,13 @@ def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpRespon
             "metrics": METRICS,
             "columns": SCORE_COLUMNS,
             "csv_url": _csv_url(table),
-            "query": request.GET.urlencode(),
+            "query": query.urlencode(),
+            "board_query": query,
             **_version_context(filters.version),
         }
         return render_to_string("leaderboard/_board.html", context, request=request)
 
-    html = data_version_cached("board", (table, _query_key(request)), board_html)
+    html = data_version_cached("board", (table, filters), board_html)
     context = {"board": mark_safe(html), "table": table}
     return render(request, "leaderboard/table.html", context)
 

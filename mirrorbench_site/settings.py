@@ -170,9 +170,13 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 
-# The cache holds the API's throttle counters: files under the data directory by default, so
-# that every web process on the machine counts together; MIRRORBENCH_CACHE_URL=redis://... for
-# several machines.
+# Two caches: "default" holds rendered tables and charts, which may be thrown away (it culls at
+# random when full); "limits" holds the state of every limit (throttle histories, verification
+# slots, marks of frames queued), where no other traffic can evict it: files under the data
+# directory by default, so that every web process on the machine counts together, that are
+# deleted only when they expire (mirrorbench_site.cache.LimitsFileCache).
+# MIRRORBENCH_CACHE_URL=redis://... for several machines: both in Redis, which must not evict
+# keys (its default, maxmemory-policy noeviction; docs/configuration.md).
 _CACHE_URL = envstr("MIRRORBENCH_CACHE_URL", "")
 CACHES = {
     "default": {
@@ -183,7 +187,19 @@ CACHES = {
     else {
         "BACKEND": "mirrorbench_site.cache.LazyFileBasedCache",
         "LOCATION": str(DATA_DIR / "cache" / "django"),
+    },
+    "limits": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _CACHE_URL,
+        "KEY_PREFIX": "limits",
     }
+    if _CACHE_URL
+    else {
+        "BACKEND": "mirrorbench_site.cache.LimitsFileCache",
+        "LOCATION": str(DATA_DIR / "cache" / "limits"),
+        # Past this many files, expired ones are swept; live ones are never evicted.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
 }
 LOGIN_REDIRECT_URL = "/accounts/profile/"
 LOGOUT_REDIRECT_URL = "/"
@@ -245,9 +261,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks). The
-    # class is DRF's ScopedRateThrottle, counting visitors by mirrorbench_site.client_ip;
-    # NUM_PROXIES 0 keeps DRF's own get_ident, in any other throttle class, from reading
-    # X-Forwarded-For.
+    # class is DRF's ScopedRateThrottle, counting visitors by mirrorbench_site.client_ip and
+    # keeping its histories in the "limits" cache; NUM_PROXIES 0 keeps DRF's own get_ident, in
+    # any other throttle class, from reading X-Forwarded-For.
     "DEFAULT_THROTTLE_CLASSES": ["leaderboard.throttles.ClientScopedRateThrottle"],
     "NUM_PROXIES": 0,
     "DEFAULT_THROTTLE_RATES": {

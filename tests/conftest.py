@@ -18,14 +18,17 @@ pytest_plugins = ["tests.leaderboard.browser"]
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Each test starts with no throttle counts and no cached tables: the cache is a folder
+    """Each test starts with no throttle counts and no cached tables: the caches are folders
     shared by the suite, and a flushed database may repeat a data version."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from leaderboard.services.data_version import data_version_cache_clear
 
-    cache.clear()
-    data_version_cache_clear()
+    def clear() -> None:
+        for alias in ("default", "limits"):
+            caches[alias].clear()
+        data_version_cache_clear()
+
+    clear()
     yield
-    cache.clear()
-    data_version_cache_clear()
+    clear()

@@ -263,11 +263,11 @@ def episode_frames_queue(*, episode: Episode) -> bool:
 
     At most once per ``QUEUED_FOR_S`` per episode, however many replays of it are open.
     """
-    from django.core.cache import cache
-
     from leaderboard.tasks import episode_render_frames
+    from mirrorbench_site.cache import limits_cache
 
-    if not cache.add(f"frames-queued:{episode.pk}", 1, QUEUED_FOR_S):
+    # In the limits' cache: page traffic must not make an episode queued again and again.
+    if not limits_cache.add(f"frames-queued:{episode.pk}", 1, QUEUED_FOR_S):
         return False
     episode_render_frames.delay(episode.pk)
     return True

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -43,6 +42,7 @@ from leaderboard.services.entries import entry_name_match, model_entry_create
 from leaderboard.services.errors import FieldError
 from leaderboard.services.imports import store_verified_bundle
 from leaderboard.services.scores import run_list_if_complete, run_list_on_leaderboard
+from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
 
 SHOWN_PROBLEMS = 50
@@ -94,11 +94,11 @@ def _verification_slot(user: Any) -> Iterator[None]:
     cap = settings.MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS
     for slot in range(cap):
         key = f"verifying:{user.pk}:{slot}"
-        if cache.add(key, 1, VERIFY_SLOT_S):
+        if limits_cache.add(key, 1, VERIFY_SLOT_S):
             try:
                 yield
             finally:
-                cache.delete(key)
+                limits_cache.delete(key)
             return
     raise QuotaExceeded(
         f"you have {cap} bundles being verified, the most allowed at once: wait for one to finish"

@@ -180,7 +180,7 @@ def test_bad_metadata_names_the_field(client, alice, small):
 
 
 def test_daily_and_concurrent_caps(client, alice, small, settings):
-    from django.core.cache import cache
+    from mirrorbench_site.cache import limits_cache
 
     settings.MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY = 1
     client.force_login(alice)
@@ -189,7 +189,7 @@ def test_daily_and_concurrent_caps(client, alice, small, settings):
     assert second.status_code == 429 and "most allowed is 1 a day" in second.json()["detail"]
     settings.MIRRORBENCH_MAX_SUBMISSIONS_PER_DAY = 10
     settings.MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS = 1
-    cache.add(f"verifying:{alice.pk}:0", 1, 60)  # another upload of hers is being verified
+    limits_cache.add(f"verifying:{alice.pk}:0", 1, 60)  # another upload of hers is being verified
     busy = _upload(client, small + b"\n")
     assert busy.status_code == 429 and "being verified" in busy.json()["detail"]
 
