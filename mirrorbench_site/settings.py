@@ -154,17 +154,18 @@ USE_TZ = True
 LOGIN_URL = "/accounts/login/"
 
 # Sign-in lockout (django-axes): after MIRRORBENCH_LOGIN_FAILURE_LIMIT failed sign-ins for one
-# username, or from one address, further tries are refused (429) until the cool-off has passed
-# without another failure; the right password does not get through meanwhile. Attempts are kept
-# in the database, so every web process sees them. A success resets the count.
+# username from one address, further tries of that username from that address are refused (429)
+# until the cool-off has passed without another failure; the right password does not get
+# through meanwhile. Failures from elsewhere never lock the owner out from their own address.
+# The address is mirrorbench_site.client_ip's. Attempts are kept in the database, so every web
+# process sees them. A success resets the count; `manage.py axes_reset_username NAME` lifts one.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = envint("MIRRORBENCH_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("MIRRORBENCH_LOGIN_COOLOFF_MIN", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-# The client's address for the lockout: mirrorbench_site.client_ip, as for every limit.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "mirrorbench_site.client_ip.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
