@@ -39,6 +39,12 @@ VERIFIED_MEANS = (
 )
 
 
+@throttled_post(
+    "signups",
+    counts=lambda response: response.status_code == 302,  # an account was made
+    message="Too many sign-ups from your address: the site takes only a few accounts from "
+    "one address in a while (MIRRORBENCH_SIGNUP_RATE).",
+)
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("leaderboard:profile")

@@ -26,12 +26,36 @@ __all__ = ["ClientScopedRateThrottle", "throttled_post"]
 
 
 class ClientScopedRateThrottle(ScopedRateThrottle):
-    """DRF's scoped throttle, counting visitors by ``client_ip``, in the ``limits`` cache."""
+    """DRF's scoped throttle, counting visitors by ``client_ip``, in the ``limits`` cache.
+
+    ``allow_request(..., count=False)`` answers without counting the request; ``count()`` then
+    counts it (for views that count only what succeeded).
+    """
 
     cache = limits_cache
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._counting = True
+
     def get_ident(self, request: Any) -> str:
         return client_ip(request) or "unknown"
+
+    def allow_request(self, request: Any, view: Any, *, count: bool = True) -> bool:
+        self._counting = count
+        return super().allow_request(request, view)
+
+    def throttle_success(self) -> bool:
+        return super().throttle_success() if self._counting else True
+
+    def count(self) -> None:
+        """Count the request that ``allow_request(..., count=False)`` let through."""
+        if getattr(self, "key", None) is None or not hasattr(self, "now"):
+            return  # no rate for the scope: nothing is counted
+        self.history = self.cache.get(self.key, [])  # as it is now, not as it was
+        self.now = self.timer()
+        self._counting = True
+        self.throttle_success()
 
 
 class _Scope:
@@ -44,23 +68,37 @@ class _Scope:
 View = Callable[..., HttpResponse]
 
 
-def throttled_post(scope: str) -> Callable[[View], View]:
+def throttled_post(
+    scope: str,
+    *,
+    counts: Callable[[HttpResponse], bool] | None = None,
+    message: str = "",
+) -> Callable[[View], View]:
     """Answer a POST over the rate of ``scope`` (REST_FRAMEWORK's DEFAULT_THROTTLE_RATES) with
-    429 and Retry-After; other methods pass."""
+    429 and Retry-After; other methods pass.
+
+    With ``counts``, only the POSTs whose response it accepts are counted (a sign-up counts
+    once an account exists, not for a form with mistakes). ``message`` says on the 429 page what
+    was refused.
+    """
 
     def decorate(view: View) -> View:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if request.method == "POST":
-                throttle = ClientScopedRateThrottle()
-                if not throttle.allow_request(request, _Scope(scope)):  # type: ignore[arg-type]
-                    wait = math.ceil(throttle.wait() or 1)
-                    response = render(
-                        request, "leaderboard/throttled.html", {"wait_s": wait}, status=429
-                    )
-                    response["Retry-After"] = str(wait)
-                    return response
-            return view(request, *args, **kwargs)
+            if request.method != "POST":
+                return view(request, *args, **kwargs)
+            throttle = ClientScopedRateThrottle()
+            allowed = throttle.allow_request(request, _Scope(scope), count=counts is None)
+            if not allowed:
+                wait = math.ceil(throttle.wait() or 1)
+                context = {"wait_s": wait, "message": message}
+                response = render(request, "leaderboard/throttled.html", context, status=429)
+                response["Retry-After"] = str(wait)
+                return response
+            response = view(request, *args, **kwargs)
+            if counts is not None and counts(response):
+                throttle.count()
+            return response
 
         return wrapped
 

@@ -275,6 +275,8 @@ REST_FRAMEWORK = {
         "tokens": envstr("MIRRORBENCH_TOKEN_RATE", "30/hour"),
         # Every start and answer of a browser episode (/play/), per user or address.
         "play": envstr("MIRRORBENCH_PLAY_RATE", "1800/hour"),
+        # Accounts made by sign-up, per address (forms with mistakes do not count).
+        "signups": envstr("MIRRORBENCH_SIGNUP_RATE", "10/hour"),
     },
     # DRF's three, the JSON one refusing (400) nesting past 64 levels before parsing.
     "DEFAULT_PARSER_CLASSES": [
