@@ -254,6 +254,14 @@ class RenderPool:
         with self._cond:
             self._keep(key, png)
 
+    def forget(self, key: str) -> None:
+        """Drop ``key`` from memory: the next ``render`` of it renders it again (and is the
+        renderer's, so its caller stores it), as when storing it failed."""
+        with self._cond:
+            png = self._pngs.pop(key, None)
+            if png is not None:
+                self._png_bytes -= len(png)
+
     def render(
         self,
         scene: Scene,

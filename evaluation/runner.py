@@ -102,7 +102,13 @@ class FrameSource:
                 scene, cell, self.size, episode=episode, steps_left=steps_left
             )
             if mine and self._on_render is not None:
-                self._on_render(key, png)
+                try:
+                    self._on_render(key, png)
+                except BaseException:
+                    # Not stored: kept in memory, it would be served to every later episode
+                    # and never stored at all. Whoever asks next renders and stores it.
+                    self.pool.forget(key)
+                    raise
         with self._lock:
             if mine:
                 self.rendered += 1

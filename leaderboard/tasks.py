@@ -12,6 +12,7 @@ from django.db import OperationalError
 
 from leaderboard import selectors
 from leaderboard.services import runs
+from leaderboard.services.frames import FrameStoreError
 
 THROTTLE_DELAY_S = 5
 
@@ -28,7 +29,7 @@ def run_start(run_id: int) -> int:
 @shared_task(
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(OperationalError,),
+    autoretry_for=(OperationalError, FrameStoreError),
     retry_backoff=True,
     max_retries=5,
 )

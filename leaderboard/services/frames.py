@@ -18,11 +18,16 @@ default, ``evaluation.render_pool``), whichever thread asks.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import logging
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -48,6 +53,9 @@ from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
 from simulation.render import frame_key, renderer_version
 
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
 WEBP_QUALITY = 80
 THUMB_SIZE = 256
 THUMB_QUALITY = 70
@@ -62,14 +70,71 @@ def _webp(image: Image.Image, quality: int) -> bytes:
     return buffer.getvalue()
 
 
+STORE_ATTEMPTS = 6
+STORE_BACKOFF_S = 0.5
+"""A frame file that cannot be stored is tried ``STORE_ATTEMPTS`` times, waiting this long
+after the first failure and twice as long after each next one (at most 8 s): about 15 s of
+waiting, beside the S3 client's own retries of each request, rides out a store that answers
+503 or cannot be reached for a while, instead of failing the episode that showed the frame."""
+
+
+class FrameStoreError(Exception):
+    """The frame store kept failing (unreachable, 503, disk full): the frame is not stored."""
+
+
+def _storage_errors() -> tuple[type[BaseException], ...]:
+    """The errors a storage backend raises when the store fails, rather than the code."""
+    errors: list[type[BaseException]] = [OSError]
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:  # no S3 support installed
+        return tuple(errors)
+    return (*errors, BotoCoreError, ClientError)
+
+
+def _stored_with_retries(what: str, operation: Callable[[], T]) -> T:
+    """Run a storage ``operation``, again after a backoff while the store fails; return what
+    it returned, or raise ``FrameStoreError`` saying ``what`` failed and why."""
+    delay = STORE_BACKOFF_S
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            return operation()
+        except _storage_errors() as exc:
+            if attempt == STORE_ATTEMPTS:
+                raise FrameStoreError(
+                    f"{what}: the frame store failed {attempt} times, last with "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            logger.warning(
+                "%s failed (%s: %s); trying again in %.1f s", what, type(exc).__name__, exc, delay
+            )
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
+    raise AssertionError("unreachable")
+
+
+def _save_whole(path: str, data: bytes) -> None:
+    """Save ``data`` at ``path`` unless a file is there; remove what a failed save left."""
+    if default_storage.exists(path):
+        return
+    try:
+        default_storage.save(path, ContentFile(data))
+    except BaseException:
+        # A full disk leaves a truncated file behind, which would then pass for stored.
+        with contextlib.suppress(Exception):
+            default_storage.delete(path)
+        raise
+
+
 def frame_store(*, key: str, png: bytes) -> bool:
     """Store a frame's PNG, WebP and thumbnail under its key; return False if already there.
 
     The PNG is the lossless image a model was shown; the WebP (quality 80) is what the viewer
     loads and the thumbnail (256 px) what episode lists show. A registered row records the
-    bytes of each and when they were stored.
+    bytes of each and when they were stored. A store that fails for a while is waited for
+    (``STORE_ATTEMPTS``); past that ``FrameStoreError`` is raised and nothing is recorded.
     """
-    if frame_exists(key):
+    if _stored_with_retries(f"checking frame {key}", lambda: frame_exists(key)):
         _mark_stored(key)
         return False
     image = Image.open(io.BytesIO(png)).convert("RGB")
@@ -79,8 +144,7 @@ def frame_store(*, key: str, png: bytes) -> bool:
     # The PNG goes last: frame_exists checks for it, so a half-written frame is not "stored".
     for variant in ("thumb", "webp", "png"):
         path = frame_path(key, variant)
-        if not default_storage.exists(path):
-            default_storage.save(path, ContentFile(files[variant]))
+        _stored_with_retries(f"storing {path}", partial(_save_whole, path, files[variant]))
     Frame.objects.filter(pk=key).update(
         png_bytes=len(files["png"]),
         webp_bytes=len(files["webp"]),
@@ -91,13 +155,17 @@ def frame_store(*, key: str, png: bytes) -> bool:
 
 
 def frame_png(key: str) -> bytes | None:
-    """Return a stored frame's PNG, or None when it is not stored (complete) yet."""
-    if not frame_exists(key):
-        return None
+    """Return a stored frame's PNG, or None when it is not stored (complete) yet, or the store
+    cannot be read now (the caller renders the frame instead)."""
     try:
+        if not frame_exists(key):
+            return None
         with default_storage.open(frame_path(key, "png"), "rb") as handle:
             data: bytes = handle.read()
     except FileNotFoundError:
+        return None
+    except _storage_errors() as exc:
+        logger.warning("Cannot read frame %s from the store (%s: %s)", key, type(exc).__name__, exc)
         return None
     return data
 

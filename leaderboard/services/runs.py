@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -55,7 +55,13 @@ from leaderboard.services.entries import (
     model_entry_upsert,
 )
 from leaderboard.services.errors import FieldError
-from leaderboard.services.frames import frame_png, frame_store, render_pool, run_frames_queue
+from leaderboard.services.frames import (
+    FrameStoreError,
+    frame_png,
+    frame_store,
+    render_pool,
+    run_frames_queue,
+)
 from leaderboard.services.limits import (
     OutboundQuotaExceeded,
     OwnerQuotaClient,
@@ -272,6 +278,16 @@ def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
             raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
 
 
+def _episode_release(episode_id: int, token: str) -> None:
+    """Hand a held episode back (pending, its steps kept) for another task to go on with."""
+    try:
+        Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
+            status=Episode.Status.PENDING, claim="", heartbeat=timezone.now()
+        )
+    except DatabaseError as exc:  # the stale-episode check will take it over
+        logger.warning("episode %s could not be handed back: %s", episode_id, exc)
+
+
 def _stored_steps(episode: Episode) -> list[dict[str, Any]]:
     return [step.as_record() for step in episode.steps.order_by("index")]
 
@@ -345,6 +361,11 @@ def episode_evaluate(*, episode_id: int) -> str:
     except EpisodeLost as exc:
         logger.info("%s", exc)
         return "lost"
+    except FrameStoreError:
+        # The frame store failed for longer than its retries: hand the episode back, its steps
+        # kept, so that the task's retry goes on with it rather than the stale check, later.
+        _episode_release(episode_id, token)
+        raise
     except OutboundQuotaExceeded as exc:
         # Not the model's fault: hand the episode back, its steps kept, to resume later.
         logger.info("episode %s waits: %s", episode_id, exc)

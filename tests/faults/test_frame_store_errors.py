@@ -1,0 +1,90 @@
+"""Fast checks behind the fault tests: a frame store that fails for a while is waited for, one
+that keeps failing raises ``FrameStoreError`` and leaves no file that would pass for stored, and
+a frame whose storing failed is not kept in the render pool's memory."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import default_storage
+from PIL import Image
+
+from leaderboard.selectors import FRAME_VARIANTS, frame_exists, frame_path
+from leaderboard.services import frames
+
+pytestmark = pytest.mark.django_db
+
+
+def png_bytes() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch):
+    monkeypatch.setattr(frames, "STORE_BACKOFF_S", 0.0)
+
+
+def failing_saves(monkeypatch, failures: int, *, partial: bool) -> list[str]:
+    """Make the next ``failures`` saves fail as a full disk does, after writing a piece."""
+    real_save = default_storage.save
+    calls: list[str] = []
+
+    def save(name, content, *args, **kwargs):
+        calls.append(name)
+        if len(calls) <= failures:
+            if partial:
+                path = Path(default_storage.path(name))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"\x89PNG half")
+            raise OSError(28, "No space left on device")
+        return real_save(name, content, *args, **kwargs)
+
+    monkeypatch.setattr(default_storage, "save", save)
+    return calls
+
+
+def test_a_store_that_fails_for_a_while_is_waited_for(monkeypatch):
+    key = "f" * 40
+    calls = failing_saves(monkeypatch, 3, partial=True)
+    assert frames.frame_store(key=key, png=png_bytes()) is True
+    assert frame_exists(key) and len(calls) == 3 + len(FRAME_VARIANTS)
+    for variant in FRAME_VARIANTS:
+        with default_storage.open(frame_path(key, variant), "rb") as handle:
+            Image.open(handle).verify()  # whole, not the piece written before the failure
+
+
+def test_a_store_that_keeps_failing_raises_and_leaves_nothing(monkeypatch):
+    key = "e" * 40
+    failing_saves(monkeypatch, 1000, partial=True)
+    with pytest.raises(frames.FrameStoreError, match="No space left on device"):
+        frames.frame_store(key=key, png=png_bytes())
+    assert not any(default_storage.exists(frame_path(key, v)) for v in FRAME_VARIANTS)
+    assert frames.frame_png(key) is None
+
+
+def test_a_frame_that_could_not_be_stored_is_rendered_again_by_whoever_asks_next():
+    from evaluation.runner import FrameSource
+    from simulation.catalogue import get_scene
+
+    stored: list[str] = []
+    fail = [True]
+
+    def on_render(key: str, png: bytes) -> None:
+        if fail[0]:
+            raise frames.FrameStoreError("the store is down")
+        stored.append(key)
+
+    scene = get_scene("tienkung-allegro-logo_0")
+    source = FrameSource(16, on_render=on_render, threads=1)
+    try:
+        with pytest.raises(frames.FrameStoreError):
+            source.png(scene, (0, 0, 0))
+        fail[0] = False
+        _, key = source.png(scene, (0, 0, 0))
+    finally:
+        source.pool.close()
+    assert stored == [key]
