@@ -1,14 +1,16 @@
 """Routes of the REST API (read-only, plus starting hosted runs), its schema and its docs."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from leaderboard import apis, chart_apis, submission_apis
 
 urlpatterns = [
     path("", apis.ApiIndex.as_view(), name="api-index"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Swagger UI from local files; its start-up script is a file too (docs/?script=), not
+    # inline, so that the Content-Security-Policy allows no inline script (mirrorbench_site.csp).
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("models/", apis.ModelListApi.as_view(), name="api-models"),
     path("models/<slug:slug>/", apis.ModelDetailApi.as_view(), name="api-model"),
     path("leaderboards/<str:table>/", apis.LeaderboardApi.as_view(), name="api-leaderboard"),

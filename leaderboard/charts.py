@@ -236,7 +236,7 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
                 textposition="top center",
                 textfont={"size": 11},
                 customdata=[[run.slug, params(run.params_b)] for run in group],
-                hovertemplate="<b>%{text}</b><br>AVG %{x:.3f}<br>CS %{y:.3f}<br>"
+                hovertemplate="%{text}<br>AVG %{x:.3f}<br>CS %{y:.3f}<br>"
                 "parameters %{customdata[1]}<extra></extra>",
                 marker=marker,
             )
@@ -339,7 +339,7 @@ def stability_ranking_figure(runs: Sequence[ChartRun]) -> Chart:
                     "width": 3,
                 },
                 customdata=[[lo, hi] for lo, hi in cis],
-                hovertemplate="<b>%{y}</b><br>CS %{x:.3f}<br>95% CI %{customdata[0]:.3f} to "
+                hovertemplate="%{y}<br>CS %{x:.3f}<br>95% CI %{customdata[0]:.3f} to "
                 "%{customdata[1]:.3f}<extra></extra>",
             )
         )
@@ -445,7 +445,7 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
                     fillcolor=_translucent(colour),
                     line={"color": colour, "dash": dash, "width": 2},
                     marker={"symbol": symbol, "size": 7, "color": colour},
-                    hovertemplate=f"<b>{_escape(run.model)}</b><br>{LEVEL_NAMES[level]}<br>"
+                    hovertemplate=f"{_escape(run.model)}<br>{LEVEL_NAMES[level]}<br>"
                     "%{theta} %{r:.3f}<extra></extra>",
                 )
             )
@@ -505,7 +505,10 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
 
 def _panel_title(text: str, domain: Mapping[str, Sequence[float]]) -> dict[str, Any]:
     return {
-        "text": f"<b>{text}</b>",
+        # Bold by the font, not <b>: plotly.js draws <b> with a style attribute, which the
+        # Content-Security-Policy refuses (mirrorbench_site.csp).
+        "text": text,
+        "font": {"weight": "bold"},
         "showarrow": False,
         "xref": "paper",
         "yref": "paper",
@@ -576,7 +579,7 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
                     mode="lines+markers",
                     line={"color": colour, "dash": dash, "width": 2},
                     marker={"symbol": symbol, "size": 8, "color": colour},
-                    hovertemplate=f"<b>{_escape(run.model)}</b><br>Level %{{x}}<br>"
+                    hovertemplate=f"{_escape(run.model)}<br>Level %{{x}}<br>"
                     f"{m.upper()} %{{y:.3f}}<extra></extra>",
                 ),
                 row=k // 2 + 1,

@@ -94,6 +94,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The Content-Security-Policy header on every response, refusals included (it reads
+    # nothing of the request).
+    "mirrorbench_site.csp.ContentSecurityPolicyMiddleware",
     # Before anything reads a request body: each address's size limit (413 past it).
     "mirrorbench_site.request_limits.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
