@@ -54,3 +54,37 @@ def trusted_proxies_check(app_configs: Any = None, **kwargs: Any) -> list[CheckM
             )
         ]
     return []
+
+
+# Backends that never send: the console one writes each message to the process's output, which
+# on a served site is its log; the file one to files on the server; the memory one keeps it.
+# Password-reset mail holds a link that sets the account's password, so none of them may serve a
+# public (HTTPS) site. Django's dummy backend drops mail without keeping it anywhere.
+UNSENT_MAIL_BACKENDS = {
+    "django.core.mail.backends.console.EmailBackend": "writes every message, password-reset "
+    "links included, to the process's output: the log",
+    "django.core.mail.backends.filebased.EmailBackend": "writes every message, password-reset "
+    "links included, to files on the server",
+    "django.core.mail.backends.locmem.EmailBackend": "keeps every message in memory and sends none",
+}
+
+
+@register(Tags.security, deploy=True)
+def mail_backend_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """An HTTPS deployment sends its mail: password-reset links never go to a log or a file.
+
+    A deployment check, and ``manage.py serve`` runs the deployment checks before it starts
+    anything when ``MIRRORBENCH_HTTPS=1``."""
+    what = UNSENT_MAIL_BACKENDS.get(settings.EMAIL_BACKEND)
+    if settings.MIRRORBENCH_HTTPS and what:
+        return [
+            Error(
+                f"MIRRORBENCH_HTTPS=1 with DJANGO_EMAIL_BACKEND={settings.EMAIL_BACKEND}, "
+                f"which {what}.",
+                hint="Set DJANGO_EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and "
+                "DJANGO_EMAIL_HOST (and its user, password, port, TLS) to a mail server "
+                "(docs/deploy.md).",
+                id="mirrorbench.E003",
+            )
+        ]
+    return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ DEPLOY = {
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://mirrorbench.example.org",
     "MIRRORBENCH_KEY_ENCRYPTION_KEY": Fernet.generate_key().decode(),
     "MIRRORBENCH_TRUSTED_PROXIES": "1",
+    "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+    "DJANGO_EMAIL_HOST": "smtp.example.org",
 }
 
 
@@ -67,6 +70,43 @@ def test_https_without_a_proper_key_encryption_key_fails_the_check(tmp_path, env
     assert error in result.stderr
 
 
+UNSENT = [
+    "django.core.mail.backends.console.EmailBackend",
+    "django.core.mail.backends.filebased.EmailBackend",
+    "django.core.mail.backends.locmem.EmailBackend",
+]
+
+
+@pytest.mark.parametrize("backend", UNSENT)
+def test_https_with_mail_that_is_never_sent_fails_the_deploy_check(tmp_path, backend):
+    result = check(tmp_path, {**DEPLOY, "DJANGO_EMAIL_BACKEND": backend}, "--deploy")
+    assert result.returncode != 0
+    assert "mirrorbench.E003" in result.stderr and backend in result.stderr
+
+
+def test_the_console_mail_backend_is_fine_without_https(tmp_path):
+    """The embedded default (a local site): reset links go to the terminal of `make run`."""
+    result = check(tmp_path, {"DJANGO_EMAIL_BACKEND": UNSENT[0]}, "--deploy")
+    assert "mirrorbench.E003" not in result.stderr
+
+
+def test_serve_refuses_to_start_an_https_site_whose_mail_goes_to_its_log(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MIRRORBENCH_"))}
+    environ.update(DEPLOY, MIRRORBENCH_DATA_DIR=str(tmp_path / "data"))
+    environ["DJANGO_EMAIL_BACKEND"] = UNSENT[0]
+    result = subprocess.run(
+        [sys.executable, "manage.py", "serve", "--no-baselines", "--port", "1"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "mirrorbench.E003" in result.stderr
+    assert "Started" not in result.stdout  # refused before a web server, worker or beat
+
+
 @pytest.mark.django_db
 def test_https_mode_redirects_and_sets_hsts(client, settings):
     settings.SECURE_SSL_REDIRECT = True
@@ -103,3 +143,40 @@ def test_without_the_key_an_https_server_refuses_api_keys_and_writes_nothing(
     assert refused.value.field == "api_key"
     assert "MIRRORBENCH_KEY_ENCRYPTION_KEY" in refused.value.message
     assert (ModelEntry.objects.count(), Run.objects.count(), RunSecret.objects.count()) == (0, 0, 0)
+
+
+def test_the_access_log_of_serve_never_shows_a_password_reset_token():
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    from leaderboard.management.commands.serve import web_command
+    from mirrorbench_site.access_log import AccessLogger
+
+    command = web_command(bind="127.0.0.1:8000", workers=1, loglevel="INFO", access_log=True)
+    assert (
+        command[command.index("--logger-class") + 1] == "mirrorbench_site.access_log.AccessLogger"
+    )
+    link = "/accounts/reset/MQ/cz9k1a-0f4e5d6c7b8a9f0e1d2c3b4a59687766/"
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": link,
+        "PATH_INFO": link,
+        "QUERY_STRING": "",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_REFERER": f"https://mirrorbench.example.org{link}",
+    }
+    response = SimpleNamespace(status="302 Found", headers=[], sent=0)
+    request = SimpleNamespace(headers=[("REFERER", f"https://mirrorbench.example.org{link}")])
+    atoms = AccessLogger(Config()).atoms(response, request, environ, timedelta(seconds=1))
+    logged = " ".join(str(value) for value in atoms.values())
+    assert "cz9k1a" not in logged and "/accounts/reset/MQ/[token]/" in atoms["r"]
+    assert (
+        AccessLogger(Config()).atoms(
+            response,
+            SimpleNamespace(headers=[]),
+            {**environ, "RAW_URI": "/accounts/reset/MQ/set-password/"},
+            timedelta(seconds=1),
+        )["r"]
+        == "GET /accounts/reset/MQ/set-password/ HTTP/1.1"
+    )

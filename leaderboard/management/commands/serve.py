@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.services.runs import baseline_runs_ensure
@@ -160,6 +161,27 @@ def _at_least_warning(level: str) -> str:
     return level if logging.getLevelName(level.upper()) >= logging.WARNING else "WARNING"
 
 
+def web_command(*, bind: str, workers: int, loglevel: str, access_log: bool) -> list[str]:
+    """Return gunicorn's command line; its access log (if any) never shows a reset token."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "mirrorbench_site.wsgi:application",
+        "--bind",
+        bind,
+        "--workers",
+        str(workers),
+        "--threads",
+        "4",
+        "--log-level",
+        loglevel.lower(),
+        "--logger-class",
+        "mirrorbench_site.access_log.AccessLogger",
+        *(["--access-logfile", "-"] if access_log else []),
+    ]
+
+
 class Command(BaseCommand):
     help = (
         "Serve the site with one worker and beat, restarting whichever dies; "
@@ -188,6 +210,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if settings.MIRRORBENCH_HTTPS:
+            # A public site starts only if its deployment checks pass: among them, mail that is
+            # sent (mirrorbench.E003), never written to this command's output, the log.
+            self.check(tags=[Tags.security], include_deployment_checks=True)
         if not options["no_baselines"]:
             for run in baseline_runs_ensure():
                 self.stdout.write(
@@ -201,21 +227,9 @@ class Command(BaseCommand):
         quiet = level if verbose else _at_least_warning(level)
         web = Child(
             "web server",
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "mirrorbench_site.wsgi:application",
-                "--bind",
-                bind,
-                "--workers",
-                str(options["web_workers"]),
-                "--threads",
-                "4",
-                "--log-level",
-                quiet.lower(),
-                *(["--access-logfile", "-"] if verbose else []),
-            ],
+            web_command(
+                bind=bind, workers=options["web_workers"], loglevel=quiet, access_log=verbose
+            ),
         )
         worker = Child(
             "worker",
