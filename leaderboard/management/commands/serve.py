@@ -40,6 +40,7 @@ from django.conf import settings
 from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from leaderboard.management.commands.prepare_data_dir import PRIVATE_UMASK
 from leaderboard.services.runs import baseline_runs_ensure
 from mirrorbench_site.celery import beat_command, privileges_options, worker_command
 
@@ -210,6 +211,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # What this command and its children create (the SQLite write-ahead log, frames,
+        # bundles, the broker's messages) is private to this account.
+        os.umask(PRIVATE_UMASK)
         if settings.MIRRORBENCH_HTTPS:
             # A public site starts only if its deployment checks pass: among them, mail that is
             # sent (mirrorbench.E003), never written to this command's output, the log.

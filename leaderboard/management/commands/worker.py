@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from leaderboard.management.commands.prepare_data_dir import PRIVATE_UMASK
 from mirrorbench_site.celery import QUEUES, worker_command
 
 
@@ -44,4 +45,5 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(f"--{exc}") from None
+        os.umask(PRIVATE_UMASK)  # what the worker creates is private to this account
         os.execv(command[0], command)  # the worker takes over this process, signals included
