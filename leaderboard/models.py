@@ -545,9 +545,14 @@ class Frame(models.Model):
     thumb_bytes = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     stored = models.DateTimeField(null=True, blank=True)
+    used = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When it was last stored or served (at most hourly): the eviction order.",
+    )
 
     class Meta:
-        indexes = [models.Index(fields=["stored"])]
+        indexes = [models.Index(fields=["stored"]), models.Index(fields=["used"])]
 
     def __str__(self) -> str:
         return f"frame {self.key} ({self.scene} at {self.cell})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import logging
 from typing import Any
 
@@ -40,12 +42,16 @@ from leaderboard.replay_selectors import (
 from leaderboard.selectors import frame_path, gallery_scenes, run_image_size, run_visible
 from leaderboard.services.frames import (
     FrameSpec,
+    RenderBudgetExceeded,
+    RenderQueueFull,
     episode_frames_queue,
     episode_frames_register,
     frame_render_now,
+    frame_used,
     frames_register,
     frames_unstored,
     gallery_frames_register,
+    render_budget_take,
 )
 from simulation.catalogue import get_scene
 from simulation.render import DEFAULT_SIZE, RenderError, renderer_version
@@ -64,9 +70,54 @@ def _bad_request(request: HttpRequest, form: object) -> HttpResponse:
     return render(request, "leaderboard/bad_request.html", {"errors": errors.items()}, status=400)
 
 
+def _client_address(request: HttpRequest) -> str:
+    """The client's address: the site's shared answer (``mirrorbench_site.client_ip``, which
+    knows the trusted proxies) where it exists, else the peer's address."""
+    try:
+        from mirrorbench_site.client_ip import client_ip
+    except ImportError:
+        return str(request.META.get("REMOTE_ADDR") or "")
+    return str(client_ip(request) or "")
+
+
+def render_identities(request: HttpRequest) -> list[str]:
+    """Who a new frame is counted against: the address (an IPv6 client by its /64, which one
+    machine usually holds whole), the session if any, and the account if signed in."""
+    address = _client_address(request)
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        bucket = address or "unknown"
+    else:
+        bucket = (
+            str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+            if parsed.version == 6
+            else str(parsed)
+        )
+    identities = [f"address:{bucket}"]
+    session_key = getattr(getattr(request, "session", None), "session_key", None)
+    if session_key:
+        identities.append(f"session:{hashlib.sha256(session_key.encode()).hexdigest()[:32]}")
+    if request.user.is_authenticated:
+        identities.append(f"user:{request.user.pk}")
+    return identities
+
+
+def _busy(message: str, status: int, retry_after_s: int) -> HttpResponse:
+    response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(retry_after_s)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 @require_GET
 def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase:
-    """A frame's file by its content key; rendered first if registered but not stored yet."""
+    """A frame's file by its content key; rendered first if registered but not stored yet.
+
+    A new frame counts against the render budget of whoever asks (429 past it), and is made
+    through the bounded render queue (503 with Retry-After when it is full or the frame takes
+    longer than ``RENDER_WAIT_S``); a stored frame costs nothing.
+    """
     try:
         frame = frame_for_key(key)
     except Frame.DoesNotExist:
@@ -76,21 +127,35 @@ def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase
     if frame.stored is None:
         if frame.renderer != renderer_version():
             raise Http404("this frame was made by another renderer build and cannot be remade")
+        identities = render_identities(request)
         try:
-            stored = frame_render_now(key)
+            stored = frame_render_now(key, charge=lambda: render_budget_take(identities))
         except TimeoutError:
-            response = HttpResponse("This frame is still being rendered.", status=503)
-            response["Retry-After"] = "2"
-            return response
+            return _busy("This frame is still being rendered.", 503, 2)
+        except RenderQueueFull as exc:
+            return _busy(
+                "The server is rendering as many frames as it can: ask again shortly.",
+                503,
+                exc.retry_after_s,
+            )
+        except RenderBudgetExceeded as exc:
+            return _busy(
+                "You have asked for many new frames in a short time: frames already made are "
+                f"still served; new ones again in {exc.retry_after_s} s.",
+                429,
+                exc.retry_after_s,
+            )
         except RenderError as exc:
             logger.error("frame %s cannot be rendered: %s", key, exc)
             return HttpResponse(f"This frame cannot be rendered here: {exc}", status=503)
         if not stored:
             raise Http404("this frame could not be rendered")
+    else:
+        frame_used(key)
     if request.headers.get("If-None-Match") == etag:
-        response = HttpResponseNotModified()
-        response["ETag"], response["Cache-Control"] = etag, IMMUTABLE
-        return response
+        not_modified = HttpResponseNotModified()
+        not_modified["ETag"], not_modified["Cache-Control"] = etag, IMMUTABLE
+        return not_modified
     path = frame_path(key, stored_as)
     if settings.S3_BUCKET:
         response = HttpResponseRedirect(default_storage.url(path))

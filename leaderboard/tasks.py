@@ -91,6 +91,15 @@ def run_render_frames(run_id: int, size: int | None = None) -> int:
     return len(by_scene)
 
 
+@shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
+def frames_sweep() -> dict[str, int]:
+    """Keep stored frames within MIRRORBENCH_FRAMES_MAX_BYTES (beat, render queue)."""
+    from leaderboard.services.frames import frames_evict
+
+    evicted = frames_evict()
+    return {"frames": evicted.frames, "bytes": evicted.bytes, "stored_bytes": evicted.stored_bytes}
+
+
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def episode_render_frames(episode_id: int) -> dict[str, int]:
     """Render the missing frames of one episode, for a replay that is being watched."""

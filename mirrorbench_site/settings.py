@@ -339,6 +339,17 @@ MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
 )
 # Episodes played in the browser (/play/) show frames of this side, as a model's run does.
 MIRRORBENCH_PLAY_IMAGE_SIZE = envint("MIRRORBENCH_PLAY_IMAGE_SIZE", 1024, minimum=16)
+# The frame sides the site serves: an uploaded bundle must declare one of them (the gallery's
+# 1024 and MIRRORBENCH_PLAY_IMAGE_SIZE always count).
+MIRRORBENCH_IMAGE_SIZES = [int(s) for s in envlist("MIRRORBENCH_IMAGE_SIZES", ["1024"])]
+# Frames made on demand (docs/deploy.md, "Frames"): new frames one address, session or account
+# may cause (DRF rate syntax; a stored frame costs nothing), frames a web process renders for
+# requests at once (past it: 503 and Retry-After), and the disk budget of stored frames (0: none)
+# that beat's sweep keeps every MIRRORBENCH_FRAMES_SWEEP_S seconds.
+MIRRORBENCH_RENDER_RATE = envstr("MIRRORBENCH_RENDER_RATE", "600/hour")
+MIRRORBENCH_RENDER_QUEUE = envint("MIRRORBENCH_RENDER_QUEUE", 8, minimum=1)
+MIRRORBENCH_FRAMES_MAX_BYTES = envint("MIRRORBENCH_FRAMES_MAX_BYTES", 20 * 2**30, minimum=0)
+MIRRORBENCH_FRAMES_SWEEP_S = envint("MIRRORBENCH_FRAMES_SWEEP_S", 600, minimum=10)
 # Request bodies (mirrorbench_site.request_limits): at most this many bytes, by Content-Length
 # or as a chunked body streams in, except at the bundle uploads (these views), which take
 # MIRRORBENCH_MAX_BUNDLE_BYTES and 64 KB for their other fields. Past the limit: 413, nothing
@@ -397,6 +408,7 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.run_render_frames": {"queue": "render"},
     "leaderboard.tasks.episode_render_frames": {"queue": "render"},
     "leaderboard.tasks.frames_render_keys": {"queue": "render"},
+    "leaderboard.tasks.frames_sweep": {"queue": "render"},
 }
 # Time limits per queue, in seconds: a soft limit raises SoftTimeLimitExceeded in the task
 # (a cut-off episode stays running and the stale-episode check hands it to a new task), the
@@ -425,6 +437,10 @@ CELERY_BEAT_SCHEDULE = {
     "episodes-requeue-stale": {
         "task": "leaderboard.tasks.episodes_requeue_stale",
         "schedule": float(MIRRORBENCH_STALE_CHECK_S),
+    },
+    "frames-sweep": {
+        "task": "leaderboard.tasks.frames_sweep",
+        "schedule": float(MIRRORBENCH_FRAMES_SWEEP_S),
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

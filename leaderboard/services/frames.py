@@ -14,6 +14,17 @@ Frames are rendered in three places:
 
 Each process renders in one pool (``render_pool``: a few persistent renderers, one per core by
 default, ``evaluation.render_pool``), whichever thread asks.
+
+What visitors can make the server render is bounded three ways (docs/deploy.md, "Frames"):
+
+* each address, session and account may cause ``MIRRORBENCH_RENDER_RATE`` new frames a period
+  (``render_budget_take``; a frame already stored, or already being made, costs nothing);
+* a web process renders at most ``MIRRORBENCH_RENDER_QUEUE`` frames for requests at once; past
+  that a request is answered 503 with Retry-After at once (``RenderQueueFull``), never queued
+  without bound;
+* stored frames have a disk budget, ``MIRRORBENCH_FRAMES_MAX_BYTES``: beat's sweep
+  (``frames_evict``) deletes the least recently used frames that neither the gallery nor a
+  listed run's steps show, and a later request renders such a frame again if it is asked for.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -33,7 +45,8 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from PIL import Image
 
@@ -51,7 +64,7 @@ from leaderboard.selectors import (
 )
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
-from simulation.render import frame_key, renderer_version
+from simulation.render import DEFAULT_SIZE, frame_key, renderer_version
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -145,11 +158,13 @@ def frame_store(*, key: str, png: bytes) -> bool:
     for variant in ("thumb", "webp", "png"):
         path = frame_path(key, variant)
         _stored_with_retries(f"storing {path}", partial(_save_whole, path, files[variant]))
+    now = timezone.now()
     Frame.objects.filter(pk=key).update(
         png_bytes=len(files["png"]),
         webp_bytes=len(files["webp"]),
         thumb_bytes=len(files["thumb"]),
-        stored=timezone.now(),
+        stored=now,
+        used=now,
     )
     return True
 
@@ -430,18 +445,248 @@ def frames_unstored(keys: Iterable[str]) -> list[str]:
     )
 
 
-def frame_render_now(key: str, *, timeout_s: float = RENDER_WAIT_S) -> bool:
-    """Render one registered frame in this process's render pool, wait, and store it.
+class RenderQueueFull(Exception):
+    """This process already renders ``MIRRORBENCH_RENDER_QUEUE`` frames for requests."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"the render queue is full; ask again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+class RenderBudgetExceeded(Exception):
+    """The one asking has caused their ``MIRRORBENCH_RENDER_RATE`` of new frames this period."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"too many new frames asked for; ask again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+QUEUE_RETRY_AFTER_S = 2
+"""What a request turned away by a full render queue is told to wait (Retry-After)."""
+
+_queue_lock = threading.Lock()
+_queue_jobs: dict[str, Future[bytes]] = {}
+_queue_executor: ThreadPoolExecutor | None = None
+_queue_workers = 0
+
+
+def _queue_submit(frame: Frame, charge: Callable[[], None] | None = None) -> Future[bytes]:
+    """Have ``frame`` rendered for a request, sharing a render already asked for.
+
+    At most ``MIRRORBENCH_RENDER_QUEUE`` frames are being made for requests at once in this
+    process, counted until each is made (a request that stopped waiting still holds its
+    place): past that, ``RenderQueueFull``. ``charge`` is called only when this call asks for
+    a new render, and may refuse it (``RenderBudgetExceeded``).
+    """
+    global _queue_executor, _queue_workers
+    limit = max(1, int(settings.MIRRORBENCH_RENDER_QUEUE))
+    with _queue_lock:
+        shared = _queue_jobs.get(frame.key)
+        if shared is not None:
+            return shared
+        if len(_queue_jobs) >= limit:
+            raise RenderQueueFull(QUEUE_RETRY_AFTER_S)
+        if charge is not None:
+            charge()
+        if _queue_executor is None or _queue_workers != limit:
+            _queue_executor = ThreadPoolExecutor(limit, thread_name_prefix="frame-request")
+            _queue_workers = limit
+        # The pool thread only waits for the render pool: no database work off this thread.
+        job = _queue_executor.submit(_frame_png_render, frame)
+        _queue_jobs[frame.key] = job
+
+    def done(finished: Future[bytes]) -> None:
+        if not finished.cancelled() and finished.exception() is None:
+            # For the request that asks again after giving up waiting: no second render.
+            render_pool().remember(frame.key, finished.result())
+        with _queue_lock:
+            if _queue_jobs.get(frame.key) is job:
+                del _queue_jobs[frame.key]
+
+    job.add_done_callback(done)
+    return job
+
+
+def frame_render_now(
+    key: str,
+    *,
+    timeout_s: float = RENDER_WAIT_S,
+    charge: Callable[[], None] | None = None,
+) -> bool:
+    """Render one registered frame for a request, wait, and store it.
 
     Only the pixels are made in the pool (its renderers keep their OpenGL contexts between
-    requests); the database and storage are used from the calling thread. Returns whether the
-    frame is stored afterwards. Raises ``TimeoutError`` when rendering takes longer than
-    ``timeout_s`` (the frame is still made, and kept in memory for the next request).
+    requests), through the bounded render queue (``_queue_submit``); the database and
+    storage are used from the calling thread. Returns whether the frame is stored afterwards.
+
+    Raises:
+        TimeoutError: Rendering takes longer than ``timeout_s`` (the frame is still made and
+            kept in the pool's memory, where the next request finds it at no cost).
+        RenderQueueFull: This process renders as many frames for requests as it may.
+        RenderBudgetExceeded: ``charge`` refused the new render.
     """
     frame = Frame.objects.select_related("scene").get(pk=key)
     if frame.stored is not None:
         return True
     if frame.renderer != renderer_version():
         return False
-    frame_store(key=key, png=_frame_png_render(frame, timeout_s))
+    png = render_pool().cached(key)
+    if png is None:
+        png = _queue_submit(frame, charge).result(timeout=timeout_s)
+    frame_store(key=key, png=png)
     return True
+
+
+# -- who may cause how many new frames ------------------------------------------------------
+
+_RATE_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400}
+
+
+def render_rate() -> tuple[int, int]:
+    """``MIRRORBENCH_RENDER_RATE`` as (frames, seconds): ``"600/hour"`` is (600, 3600)."""
+    count, _, unit = str(settings.MIRRORBENCH_RENDER_RATE).partition("/")
+    unit = unit.strip().lower()
+    seconds = _RATE_UNITS.get(unit) or _RATE_UNITS.get(unit[:1])
+    if not seconds:
+        raise ValueError("MIRRORBENCH_RENDER_RATE: expected N/second, minute, hour or day")
+    return int(count), seconds
+
+
+def render_budget_take(identities: Sequence[str], *, now: float | None = None) -> None:
+    """Count one new frame against each of ``identities`` (an address, a session, an account).
+
+    Raises:
+        RenderBudgetExceeded: One of them has caused ``MIRRORBENCH_RENDER_RATE`` new frames in
+            this period (fixed periods; the counts live in the cache, like the throttles').
+    """
+    from django.core.cache import cache
+
+    limit, period = render_rate()
+    now = time.time() if now is None else now
+    window = int(now // period)
+    wait = int((window + 1) * period - now) + 1
+    keys = [f"render-budget:{identity}:{window}" for identity in identities]
+    for key in keys:
+        cache.add(key, 0, period + 60)
+        try:
+            used = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, period + 60)
+            used = 1
+        if used > limit:
+            raise RenderBudgetExceeded(wait)
+
+
+# -- the disk budget --------------------------------------------------------------------------
+
+USED_EVERY_S = 3600
+"""A served frame's ``used`` time is written at most this often (a cache key remembers)."""
+
+
+def frame_used(key: str) -> None:
+    """Note that a stored frame was served now (its place in the eviction order)."""
+    from django.core.cache import cache
+
+    if cache.add(f"frame-used:{key}", 1, USED_EVERY_S):
+        Frame.objects.filter(pk=key).update(used=timezone.now())
+
+
+def frames_kept_keys() -> set[str]:
+    """Keys no eviction touches: the gallery's frames and every frame of a listed run's steps."""
+    from leaderboard.selectors import gallery_scenes
+
+    version = renderer_version()
+    kept: set[str] = set()
+    for scene in gallery_scenes():
+        for cell, mirror in (
+            ((0, 0, 0), True),
+            (goal_cell(get_scene(scene.scene_id)), True),
+            ((0, 0, 0), False),
+        ):
+            kept.add(frame_key(version, scene.scene_id, cell, DEFAULT_SIZE, mirror=mirror))
+    for run in Run.objects.filter(listed=True).only("pk", "spec", "metadata"):
+        size = run_image_size(run)
+        for scene_id, cells in run_scene_cells(run_id=run.pk).items():
+            kept.update(frame_key(version, scene_id, cell, size) for cell in set(cells))
+    return kept
+
+
+def frames_stored_bytes() -> int:
+    """Bytes of every stored frame's files (PNG, WebP and thumbnail), as recorded."""
+    total = Frame.objects.filter(stored__isnull=False).aggregate(
+        total=Sum(
+            Coalesce(F("png_bytes"), 0)
+            + Coalesce(F("webp_bytes"), 0)
+            + Coalesce(F("thumb_bytes"), 0)
+        )
+    )["total"]
+    return int(total or 0)
+
+
+@dataclass
+class Evicted:
+    frames: int = 0
+    bytes: int = 0
+    stored_bytes: int = 0
+    """What is stored afterwards."""
+
+
+EVICT_TO = 0.9
+"""A sweep that must evict brings the frames down to this share of the budget, so that it does
+not run again at the next frame stored."""
+
+
+def frames_evict(*, budget: int | None = None) -> Evicted:
+    """Keep the stored frames within ``MIRRORBENCH_FRAMES_MAX_BYTES`` (0: no budget).
+
+    Over the budget, the least recently used frames (``used``, else when stored) that no
+    listed run and not the gallery shows are deleted (their files; the row stays registered
+    and is rendered again if asked for) until the rest is within ``EVICT_TO`` of the budget.
+    Kept frames are never deleted, even if they alone are over it (logged).
+    """
+    budget = settings.MIRRORBENCH_FRAMES_MAX_BYTES if budget is None else budget
+    total = frames_stored_bytes()
+    result = Evicted(stored_bytes=total)
+    if not budget or total <= budget:
+        return result
+    goal = total - int(budget * EVICT_TO)
+    kept = frames_kept_keys()
+    chosen: list[str] = []
+    freed = 0
+    candidates = (
+        Frame.objects.filter(stored__isnull=False)
+        .annotate(last=Coalesce("used", "stored"))
+        .order_by("last", "key")
+        .values_list("key", "png_bytes", "webp_bytes", "thumb_bytes")
+    )
+    for key, png, webp, thumb in candidates.iterator(chunk_size=2000):
+        if key in kept:
+            continue
+        chosen.append(key)
+        freed += (png or 0) + (webp or 0) + (thumb or 0)
+        if freed >= goal:
+            break
+    for start in range(0, len(chosen), 500):
+        batch = chosen[start : start + 500]
+        # The row first: a request from now on renders the frame again, never serves a
+        # half-deleted one.
+        Frame.objects.filter(pk__in=batch).update(
+            stored=None, used=None, png_bytes=None, webp_bytes=None, thumb_bytes=None
+        )
+        for key in batch:
+            for variant in FRAME_VARIANTS:
+                try:
+                    default_storage.delete(frame_path(key, variant))
+                except OSError as exc:
+                    logger.warning("frame %s: could not delete its %s: %s", key, variant, exc)
+    result.frames, result.bytes = len(chosen), freed
+    result.stored_bytes = total - freed
+    if result.stored_bytes > budget:
+        logger.warning(
+            "frames: %d bytes stored after evicting %d frames, over the budget of %d bytes: "
+            "the gallery's and listed runs' frames alone are more",
+            result.stored_bytes,
+            result.frames,
+            budget,
+        )
+    return result

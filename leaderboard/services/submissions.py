@@ -44,6 +44,7 @@ from leaderboard.services.imports import store_verified_bundle
 from leaderboard.services.scores import run_list_if_complete, run_list_on_leaderboard
 from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
+from simulation.render import DEFAULT_SIZE, frame_key
 
 SHOWN_PROBLEMS = 50
 """Problems returned for a bundle that does not verify; ``mirrorbench verify`` lists up to
@@ -153,6 +154,59 @@ def _reproduce_agent(data: dict[str, Any]) -> str:
     return f"{provider}:{model.strip()}" if provider else ""
 
 
+def served_image_sizes() -> list[int]:
+    """The frame sides this site serves, the only ones an upload may declare: the gallery's
+    (1024), the browser episodes' (MIRRORBENCH_PLAY_IMAGE_SIZE) and MIRRORBENCH_IMAGE_SIZES."""
+    return sorted(
+        {DEFAULT_SIZE, int(settings.MIRRORBENCH_PLAY_IMAGE_SIZE)}
+        | {int(s) for s in settings.MIRRORBENCH_IMAGE_SIZES}
+    )
+
+
+def _image_size_problems(header: dict[str, Any]) -> list[str]:
+    """Refuse an image size the site does not serve: every replay of the run would render (and
+    store) frames of that size on demand; a 4096 px frame takes seconds and megabytes."""
+    renderer = header.get("renderer")
+    size = renderer.get("image_size") if isinstance(renderer, dict) else None
+    sizes = served_image_sizes()
+    if isinstance(size, int) and not isinstance(size, bool) and size in sizes:
+        return []
+    served = ", ".join(str(s) for s in sizes)
+    return [
+        f"header: renderer.image_size is {size!r}; this site shows frames of {served} px only: "
+        f"run again with --image-size {DEFAULT_SIZE}"
+    ]
+
+
+def _frame_key_problems(bundle: Any) -> list[str]:
+    """Each step's ``frame_key`` must be the key of the frame its header and hand cell name:
+    ``frame_key(renderer.version, scene, the hand's cell before the step, image size)``.
+
+    The replay page says the agent saw "these very pixels" when a step's key equals the key
+    it renders; a key that does not agree with the header would make that claim false.
+    Called after ``verify_bundle``: the records are well formed and the hand cells replayed.
+    """
+    renderer = bundle.header["renderer"]
+    version, size = str(renderer["version"]), int(renderer["image_size"])
+    problems: list[str] = []
+    for number, episode in enumerate(bundle.episodes, 1):
+        cell: tuple[int, ...] = (0, 0, 0)
+        for step in episode["steps"]:
+            key = step.get("frame_key")
+            expected = frame_key(version, episode["scene_id"], cell, size)  # type: ignore[arg-type]
+            if key is not None and key != expected:
+                problems.append(
+                    f"episode {number} ({episode['scene_id']}, level {episode['level']}), step "
+                    f"{step['index']}: frame_key {str(key)[:64]!r} is not {expected!r}, the key "
+                    "of the frame the header's renderer version and image size and the hand's "
+                    "cell before the step name"
+                )
+                if len(problems) >= SHOWN_PROBLEMS:
+                    return problems
+            cell = tuple(step["hand_cell"])
+    return problems
+
+
 def bundle_path(sha256: str) -> str:
     """Return where a bundle is kept in storage, by its content hash."""
     return f"submissions/{sha256[:2]}/{sha256}.jsonl"
@@ -192,6 +246,9 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
             if len(problems) > MAX_PROBLEMS:
                 shown[-1] = problems[-1]  # "checking stopped after ..."
             raise SubmissionRejected(shown, min(len(problems), MAX_PROBLEMS))
+        problems = _image_size_problems(bundle.header) or _frame_key_problems(bundle)
+        if problems:
+            raise SubmissionRejected(problems, len(problems))
         seconds = time.perf_counter() - started
         expected = len(scene_set()) * len(LEVELS)
         episodes = len(bundle.episodes)
@@ -242,6 +299,8 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
                             "every step's action was replayed through the dynamics: hand cells, "
                             "collisions and distances recomputed",
                             "every episode's metrics recomputed from its distances",
+                            "the image size is one the site shows, and every step's frame key "
+                            "is the key of the frame its header and hand cell name",
                         ],
                     },
                     reproduce_agent=reproduce_agent,

@@ -41,6 +41,12 @@ def bundle(_server, tmp_path_factory) -> bytes:
     return out.read_bytes()
 
 
+@pytest.fixture(autouse=True)
+def _small_frames_served(settings):
+    """The fake model's bundles are 32 px: let this site show frames of that size."""
+    settings.MIRRORBENCH_IMAGE_SIZES = [1024, 32]
+
+
 @pytest.fixture
 def fake(_server, _environment):
     """The fake model, with no request recorded and nothing queued."""
