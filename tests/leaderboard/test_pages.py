@@ -123,7 +123,7 @@ def test_the_main_page_ranks_the_models_by_overall_avg_and_marks_the_best_two(cl
     ]
     # Human is a reference row, above the models by its scores but not ranked.
     assert [r[0] for r in rows[:3]] == ["—reference, not ranked", "1", "2"]
-    assert "Reference: the paper's numbers, benchmark v2" in content
+    assert "Reference: the paper's numbers, benchmark v3" in content
     # Overall AVG: Gemini-2.5-Pro is highest among the models, Flash second.
     assert "<strong>0.442</strong>" in content and "<u>0.359</u>" in content
     assert "reported" in content and 'href="/leaderboard/overall.csv"' in content

@@ -75,8 +75,8 @@ def test_reference_rows_are_unranked_unmarked_and_the_oracle_waits_behind_a_swit
     for rank in reference.locator("td.rank").all_inner_texts():
         assert rank.split()[0] == "—"
     notes = reference.locator(".ref-note").all_inner_texts()
-    assert "Reference: the paper's numbers, benchmark v2" in notes
-    assert "Reference: evaluated here, benchmark v2" in notes
+    assert "Reference: the paper's numbers, benchmark v3" in notes
+    assert "Reference: evaluated here, benchmark v3" in notes
     first_model = page.locator("table.board tbody tr:not(.reference)").first
     expect(first_model.locator("td.rank")).to_have_text("1")
 

@@ -54,7 +54,7 @@ def test_the_about_page_shows_scenes_protocol_the_ways_onto_the_board_and_a_cita
     for url in ("/frames/", "/scenes/", "/submit/", "/accounts/profile/", "/evaluate/"):
         assert f'href="{url}' in content or f'src="{url}' in content, url
     assert "mirrorbench submit results.jsonl --url http://testserver --token TOKEN" in content
-    assert 'id="protocol"' in content and "prompts v2" in content
+    assert 'id="protocol"' in content and "prompts v3" in content
     assert "@misc{mirrorbench," in content and "Send it to the maintainers" not in content
     # Its images are registered frames: served (rendered when first asked for), never a 404.
     from leaderboard.models import Frame
