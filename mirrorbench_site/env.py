@@ -138,7 +138,10 @@ def envdatabase(name: str, default: dict[str, Any]) -> dict[str, Any]:
     if scheme[1].lower() not in ("postgres", "postgresql"):
         raise ImproperlyConfiguredEnv(f"{name}: {expected}, got scheme {scheme[1]!r}")
     try:
-        entry = dict(dj_database_url.parse(raw, conn_max_age=60))
+        # Connections are kept a minute, and checked before each request or task reuses one:
+        # after a restart or fail-over of the server, a dead connection is replaced instead of
+        # failing the first query of every process that held one.
+        entry = dict(dj_database_url.parse(raw, conn_max_age=60, conn_health_checks=True))
     except ValueError as exc:
         raise ImproperlyConfiguredEnv(f"{name}: {expected} ({exc})") from None
     if not entry.get("NAME"):

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -74,6 +83,7 @@ from simulation.render import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class EpisodeLost(Exception):
@@ -261,6 +271,40 @@ def episode_claim(*, episode_id: int) -> str | None:
     return token
 
 
+DB_LOST_WAIT_S = 60.0
+"""How long an episode's task waits, reconnecting, for a database that went away (a restart, a
+fail-over) before giving up: far less than MIRRORBENCH_EPISODE_STALE_S, so the episode is still
+this task's when the database is back, and nothing it did is lost or done again."""
+
+
+DB_LOST_RESUMES = 5
+"""How many times one task goes on with its episode after losing the database."""
+
+
+def _while_database_lost(what: str, operation: Callable[[], T], *, first_wait: bool = False) -> T:
+    """Run ``operation``, a transaction that is safe to run again; while the database cannot be
+    reached (OperationalError, InterfaceError), connect again and retry, for ``DB_LOST_WAIT_S``.
+
+    ``first_wait``: the connection has just failed; drop it and wait before the first try.
+    Inside an outer transaction nothing is retried: the transaction is gone with its connection.
+    """
+    deadline = time.monotonic() + DB_LOST_WAIT_S
+    delay = 0.5
+    if first_wait:
+        connection.close()
+        time.sleep(delay)
+    while True:
+        try:
+            return operation()
+        except (OperationalError, InterfaceError) as exc:
+            if connection.in_atomic_block or time.monotonic() + delay > deadline:
+                raise
+            logger.warning("%s: the database failed (%s); trying again in %.1f s", what, exc, delay)
+            connection.close()  # a broken connection is not used again: the next query connects
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
 def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
     """Store one step, refreshing the claim; raise EpisodeLost if the task lost the episode."""
     with transaction.atomic():
@@ -347,38 +391,63 @@ def episode_evaluate(*, episode_id: int) -> str:
         if agent.needs_images
         else None
     )
-    try:
-        record = run_episode(
-            get_scene(episode.scene.scene_id),
-            episode.level,
-            agent,
-            seed=spec["seed"],
-            frames=frames,
-            image_size=spec["image_size"],
-            on_step=lambda step: _step_store(episode_id, token, step),
-            prior_steps=_stored_steps(episode),
-        )
-    except EpisodeLost as exc:
-        logger.info("%s", exc)
-        return "lost"
-    except FrameStoreError:
-        # The frame store failed for longer than its retries: hand the episode back, its steps
-        # kept, so that the task's retry goes on with it rather than the stale check, later.
-        _episode_release(episode_id, token)
-        raise
-    except OutboundQuotaExceeded as exc:
-        # Not the model's fault: hand the episode back, its steps kept, to resume later.
-        logger.info("episode %s waits: %s", episode_id, exc)
-        Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
-            status=Episode.Status.PENDING, claim=""
-        )
-        return "quota"
-    done = Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
-        heartbeat=timezone.now(), **Episode.fields_from_record(record)
+    scene = get_scene(episode.scene.scene_id)
+    for resumed in range(DB_LOST_RESUMES + 1):
+        try:
+            record = run_episode(
+                scene,
+                episode.level,
+                agent,
+                seed=spec["seed"],
+                frames=frames,
+                image_size=spec["image_size"],
+                on_step=lambda step: _step_store(episode_id, token, step),
+                prior_steps=_stored_steps(episode),
+            )
+            break
+        except EpisodeLost as exc:
+            logger.info("%s", exc)
+            return "lost"
+        except FrameStoreError:
+            # The frame store failed for longer than its retries: hand the episode back, its
+            # steps kept, so that the task's retry goes on with it rather than the stale check.
+            _episode_release(episode_id, token)
+            raise
+        except OutboundQuotaExceeded as exc:
+            # Not the model's fault: hand the episode back, its steps kept, to resume later.
+            logger.info("episode %s waits: %s", episode_id, exc)
+            Episode.objects.filter(
+                pk=episode_id, claim=token, status=Episode.Status.RUNNING
+            ).update(status=Episode.Status.PENDING, claim="")
+            return "quota"
+        except (OperationalError, InterfaceError) as exc:
+            # The database went away mid-episode (a restart, a fail-over). Once it is back, go
+            # on from the steps stored, still holding the episode: a retry of the task would
+            # find it held and leave it to the stale check. The step being stored when the
+            # database went (or whose commit was not confirmed) is read back or asked again.
+            if resumed == DB_LOST_RESUMES or connection.in_atomic_block:
+                raise
+            logger.warning("episode %s: the database failed (%s); waiting for it", episode_id, exc)
+            held = _while_database_lost(
+                f"episode {episode_id}: reconnecting",
+                lambda: Episode.objects.filter(
+                    pk=episode_id, claim=token, status=Episode.Status.RUNNING
+                ).exists(),
+                first_wait=True,
+            )
+            if not held:
+                return "lost"
+    done = _while_database_lost(
+        f"finishing episode {episode_id}",
+        lambda: Episode.objects.filter(
+            pk=episode_id, claim=token, status=Episode.Status.RUNNING
+        ).update(heartbeat=timezone.now(), **Episode.fields_from_record(record)),
     )
     if done != 1:
         return "lost"
-    run_finish_if_done(run_id=episode.run_id)
+    _while_database_lost(
+        f"completing run {episode.run_id}", lambda: run_finish_if_done(run_id=episode.run_id)
+    )
     return str(record["status"])
 
 

@@ -1,10 +1,13 @@
-"""Servers that a fault test stops and starts again on the same port: Redis."""
+"""Servers that a fault test stops and starts again on the same port: Redis, PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,3 +67,67 @@ class RedisServer:
             self.process.kill() if kill else self.process.terminate()
             self.process.wait(timeout=30)
         self.process = None
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster on a loopback port (``tests.leaderboard.postgres``'s set-up)
+    that can be stopped (``-m fast``: every connection is cut) and started again on that port."""
+
+    def __init__(self) -> None:
+        from tests.leaderboard.postgres import _as_postgres, _bin
+
+        initdb, self._pg_ctl = _bin("initdb"), _bin("pg_ctl")
+        if initdb is None or self._pg_ctl is None:
+            pytest.skip("PostgreSQL is not installed (scripts/test-deps.sh installs it)")
+        self._as_postgres = _as_postgres
+        self.folder = Path(tempfile.mkdtemp(prefix="mirrorbench-pg-"))
+        self.folder.chmod(0o777)
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres")
+        self.data = self.folder / "data"
+        self.port = free_port()
+        subprocess.run(
+            self._as_postgres(
+                [initdb, "-D", str(self.data), "-U", "bench", "--auth=trust", "-E", "UTF8"]
+            ),
+            check=True,
+            capture_output=True,
+        )
+
+    @property
+    def url(self) -> str:
+        return f"postgres://bench@127.0.0.1:{self.port}/mirrorbench"
+
+    def _ctl(self, *args: str) -> None:
+        assert self._pg_ctl is not None
+        subprocess.run(
+            self._as_postgres([self._pg_ctl, "-D", str(self.data), *args]),
+            check=True,
+            capture_output=True,
+        )
+
+    def start(self) -> PostgresServer:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._ctl("-o", options, "-l", str(self.folder / "log"), "-w", "start")
+        wait_for_port(self.port)
+        return self
+
+    def create_database(self) -> None:
+        from tests.leaderboard.postgres import _bin
+
+        createdb = _bin("createdb") or "createdb"
+        subprocess.run(
+            self._as_postgres(
+                [createdb, "-h", "127.0.0.1", "-p", str(self.port), "-U", "bench", "mirrorbench"]
+            ),
+            check=True,
+            capture_output=True,
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        self._ctl("-m", mode, "-w", "stop")
+
+    def remove(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop("immediate")
+        shutil.rmtree(self.folder, ignore_errors=True)

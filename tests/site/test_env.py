@@ -49,6 +49,7 @@ def test_a_database_url_becomes_a_postgresql_entry(monkeypatch):
     assert (entry["HOST"], entry["PORT"]) == ("db.internal", 5433)
     assert entry["OPTIONS"] == {"sslmode": "require"}
     assert entry["CONN_MAX_AGE"] == 60
+    assert entry["CONN_HEALTH_CHECKS"] is True  # a connection dropped by a restart is replaced
 
 
 def test_the_postgresql_spelling_is_accepted_too(monkeypatch):
