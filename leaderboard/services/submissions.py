@@ -18,6 +18,9 @@ about 55 ms, and checking and storing an 8 MiB bundle of a reasoning model 0.64 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -41,6 +44,7 @@ from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.entries import entry_name_match, model_entry_create
 from leaderboard.services.errors import FieldError
 from leaderboard.services.imports import store_verified_bundle
+from leaderboard.services.mail import confirmed_email_required
 from leaderboard.services.scores import run_list_if_complete, run_list_on_leaderboard
 from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
@@ -104,6 +108,49 @@ def _verification_slot(user: Any) -> Iterator[None]:
     raise QuotaExceeded(
         f"you have {cap} bundles being verified, the most allowed at once: wait for one to finish"
     )
+
+
+SPOOL_MAX_AGE_S = 3600
+"""A spool folder this old is removed whoever made it (its process is gone or stuck)."""
+
+
+def _spool_root() -> Path:
+    """The folder where uploads are spooled while they are verified (under the data directory,
+    so what a killed process left there is found and removed: ``_spool_sweep``)."""
+    root = Path(settings.DATA_DIR) / "tmp" / "uploads"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _spool_prefix() -> str:
+    return f"verify-{socket.gethostname()}-{os.getpid()}-"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _spool_sweep(root: Path) -> None:
+    """Remove the spool folders of uploads whose process died while verifying them (killed, or
+    the machine restarted): each folder is named after its host and process, so those of this
+    host whose process is gone go at once, and any folder after ``SPOOL_MAX_AGE_S``."""
+    host, now = socket.gethostname(), time.time()
+    for folder in root.glob("verify-*"):
+        owner, _, _ = folder.name.removeprefix("verify-").rpartition("-")
+        folder_host, _, pid = owner.rpartition("-")
+        try:
+            old = now - folder.stat().st_mtime > SPOOL_MAX_AGE_S
+        except FileNotFoundError:
+            continue  # its upload has just finished
+        dead = folder_host == host and pid.isdigit() and not _process_alive(int(pid))
+        if old or dead:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _spool(chunks: Iterable[bytes], folder: Path) -> tuple[Path, str, int]:
@@ -224,10 +271,16 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
             and what was expected), or the model name is someone else's.
         SubmissionRejected: The bundle does not verify.
     """
+    confirmed_email_required(user)
     _quota_check(user)
     reproduce_agent = _reproduce_agent(data)
     name, entry = _entry_for(user=user, name=data["model_name"])
-    with _verification_slot(user), tempfile.TemporaryDirectory() as folder:
+    spool = _spool_root()
+    _spool_sweep(spool)
+    with (
+        _verification_slot(user),
+        tempfile.TemporaryDirectory(dir=spool, prefix=_spool_prefix()) as folder,
+    ):
         started = time.perf_counter()
         path, sha256, size = _spool(chunks, Path(folder))
         existing = Submission.objects.filter(owner=user, sha256=sha256).first()

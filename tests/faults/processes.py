@@ -54,7 +54,7 @@ def start_celery_worker(
     name: str = "worker",
 ) -> subprocess.Popen[bytes]:
     """Start a Celery worker without beat; ``slow`` maps ``module:function`` to seconds to wait
-    on entering it (``tests.faults.celery_faults``), each entry touching ``markers/function``."""
+    on entering it (``tests.faults.slowed``), each entry touching ``markers/function``."""
     extra_env = dict(env or {})
     command = worker_command(
         concurrency=concurrency,
@@ -64,11 +64,9 @@ def start_celery_worker(
     )
     if slow:
         assert markers is not None
-        markers.mkdir(parents=True, exist_ok=True)
-        extra_env["MIRRORBENCH_FAULT_SLOW"] = ",".join(f"{k}={v}" for k, v in slow.items())
-        extra_env["MIRRORBENCH_FAULT_MARKERS"] = str(markers)
+        extra_env.update(slow_env(slow, markers))
         assert command[1:3] == ["-m", "celery"]
-        command[1:3] = ["-m", "tests.faults.celery_faults"]
+        command[1:3] = ["-m", "tests.faults.slowed", "celery"]
     return subprocess.Popen(
         command,
         env=site_env(extra_env),
@@ -77,6 +75,41 @@ def start_celery_worker(
         start_new_session=True,
         cwd=settings.BASE_DIR,
     )
+
+
+def slow_env(slow: dict[str, float], markers: Path) -> dict[str, str]:
+    """The environment that makes ``tests.faults.slowed`` slow down the functions of ``slow``."""
+    markers.mkdir(parents=True, exist_ok=True)
+    return {
+        "MIRRORBENCH_FAULT_SLOW": ",".join(f"{k}={v}" for k, v in slow.items()),
+        "MIRRORBENCH_FAULT_MARKERS": str(markers),
+    }
+
+
+def start_web(
+    port: int,
+    *,
+    env: dict[str, str] | None = None,
+    slow: dict[str, float] | None = None,
+    markers: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start gunicorn (one worker process) serving the site on ``127.0.0.1:port``."""
+    extra_env = dict(env or {})
+    if slow:
+        assert markers is not None
+        extra_env.update(slow_env(slow, markers))
+    process = subprocess.Popen(
+        [
+            *python("-m", "tests.faults.slowed", "gunicorn", "mirrorbench_site.wsgi:application"),
+            *("--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4"),
+        ],
+        env=site_env(extra_env),
+        stdout=_log("web"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=settings.BASE_DIR,
+    )
+    return process
 
 
 def start_beat(*, env: dict[str, str] | None = None, name: str = "beat") -> subprocess.Popen[bytes]:

@@ -1,10 +1,13 @@
-"""``python -m tests.faults.celery_faults <celery arguments>``: Celery with a slowed function.
+"""``python -m tests.faults.slowed celery|gunicorn <arguments>``: a Celery worker or the web
+server with a slowed function.
 
-A fault test must kill a worker *while* it does one thing (scoring a finished run, rendering
-a frame). ``MIRRORBENCH_FAULT_SLOW="module:function=seconds[,...]"`` wraps each named function
-so that, on every call, it first creates ``$MIRRORBENCH_FAULT_MARKERS/<function>`` (the test
-waits for that file) and then sleeps that long before doing its real work: the test kills the
-worker inside the window. Nothing else differs from ``python -m celery``.
+A fault test must kill a process *while* it does one thing (scoring a finished run, rendering
+a frame, verifying an upload). ``MIRRORBENCH_FAULT_SLOW="module:function=seconds[,...]"``
+wraps each named function so that, on every call, it first creates
+``$MIRRORBENCH_FAULT_MARKERS/<function>`` (the test waits for that file) and then sleeps that
+long before doing its real work: the test kills the process inside the window. Nothing else
+differs from ``python -m celery`` or ``python -m gunicorn``: the functions are wrapped before
+gunicorn forks its workers, which inherit them.
 """
 
 from __future__ import annotations
@@ -41,13 +44,21 @@ def install(spec: str) -> None:
 
 
 def main() -> None:
+    import sys
+
     import django
 
+    program = sys.argv.pop(1)
     django.setup()
     install(os.environ.get("MIRRORBENCH_FAULT_SLOW", ""))
-    from celery.__main__ import main as celery_main
+    if program == "gunicorn":
+        from gunicorn.app.wsgiapp import run
 
-    celery_main()
+        run()
+    else:
+        from celery.__main__ import main as celery_main
+
+        celery_main()
 
 
 if __name__ == "__main__":
