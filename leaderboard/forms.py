@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from django import forms
+from django.contrib.auth.forms import PasswordResetForm
 from django.core.validators import MaxValueValidator
 
 from evaluation.registry import PROVIDERS
@@ -288,3 +292,47 @@ class SignUpForm(forms.Form):
             except forms.ValidationError as exc:
                 self.add_error("password1", exc)
         return data
+
+
+class LimitedPasswordResetForm(PasswordResetForm):
+    """Django's password-reset form, mailing only confirmed addresses, within the mail rates.
+
+    The page says the same whatever happens (an unknown address, an unconfirmed one, a rate
+    reached), so it tells nobody which addresses have accounts (``services.mail``).
+    """
+
+    _client: str | None = None
+
+    def get_users(self, email: str) -> Iterator[Any]:
+        from leaderboard.services.mail import email_confirmed
+
+        return (user for user in super().get_users(email) if email_confirmed(user))
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from mirrorbench_site.client_ip import client_ip
+
+        request = kwargs.get("request")
+        self._client = client_ip(request) if request is not None else None
+        super().save(*args, **kwargs)
+
+    def send_mail(
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        from leaderboard.services.mail import mail_allowed
+
+        if not mail_allowed(email=to_email, client=self._client, user_id=context["user"].pk):
+            return
+        super().send_mail(
+            subject_template_name,
+            email_template_name,
+            context,
+            from_email,
+            to_email,
+            html_email_template_name,
+        )

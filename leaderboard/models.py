@@ -715,3 +715,28 @@ class Play(models.Model):
 
     def __str__(self) -> str:
         return f"play {self.pk} of {self.scene} L{self.level}"
+
+
+class EmailConfirmation(models.Model):
+    """The e-mail address an account gave at sign-up, and when its owner confirmed it.
+
+    Sign-up makes the row, unconfirmed, and mails a signed link to the address; following it
+    sets ``confirmed`` (``services.mail``). Until then the account may browse and play but not
+    upload, submit or evaluate, and no password-reset mail goes to the address. Accounts
+    without a row (made by staff in the admin or ``createsuperuser``, or before sign-ups
+    confirmed addresses) count as confirmed, as long as their address is the one they had.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="email_confirmation",
+    )
+    email = models.EmailField(help_text="The address the confirmation link was sent to.")
+    confirmed = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        state = "confirmed" if self.confirmed else "not confirmed"
+        return f"e-mail of {self.user}: {state}"

@@ -15,6 +15,7 @@ from leaderboard.forms import ApiTokenForm, ReviewForm, SignUpForm, SubmissionFo
 from leaderboard.models import Submission
 from leaderboard.services.accounts import account_create
 from leaderboard.services.errors import FieldError
+from leaderboard.services.mail import confirmation_send, email_confirm, email_confirmed
 from leaderboard.services.submissions import (
     QuotaExceeded,
     SubmissionRejected,
@@ -31,6 +32,7 @@ from leaderboard.submission_selectors import (
     user_tokens,
 )
 from leaderboard.throttles import throttled_post
+from mirrorbench_site.client_ip import client_ip
 
 VERIFIED_MEANS = (
     "Verified means the server replayed every action of every episode through the dynamics "
@@ -59,6 +61,10 @@ def signup(request: HttpRequest) -> HttpResponse:
             except FieldError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
+                # Uploads, submissions and evaluations wait for the address to be confirmed.
+                confirmation_send(
+                    user=user, client=client_ip(request), base_url=request.build_absolute_uri("/")
+                )
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
                 return redirect("leaderboard:profile")
         return render(request, "registration/signup.html", {"form": form}, status=400)
@@ -71,7 +77,32 @@ def _profile_context(user: Any, token_form: ApiTokenForm) -> dict[str, Any]:
         "submissions": user_submissions(user=user),
         "token_form": token_form,
         "is_moderator": is_moderator(user),
+        "email_confirmed": email_confirmed(user),
     }
+
+
+def email_confirm_view(request: HttpRequest, token: str) -> HttpResponse:
+    """The link mailed at sign-up: confirms the address it names (no sign-in needed)."""
+    try:
+        user = email_confirm(token=token)
+    except FieldError as exc:
+        context = {"error": exc.message}
+        return render(request, "registration/email_confirmed.html", context, status=400)
+    return render(request, "registration/email_confirmed.html", {"confirmed_user": user})
+
+
+@require_POST
+@login_required
+def email_confirm_again(request: HttpRequest) -> HttpResponse:
+    """Mail the confirmation link again (within the mail rates)."""
+    if email_confirmed(request.user):
+        return redirect("leaderboard:profile")
+    sent = confirmation_send(
+        user=request.user, client=client_ip(request), base_url=request.build_absolute_uri("/")
+    )
+    context = _profile_context(request.user, ApiTokenForm())
+    context["confirmation_resent"] = sent
+    return render(request, "leaderboard/profile.html", context, status=200 if sent else 429)
 
 
 @login_required

@@ -31,6 +31,12 @@ urlpatterns = [
     path("scenes/<str:scene_id>/", replay_views.scene_page, name="scene"),
     path("accounts/signup/", submission_views.signup, name="signup"),
     path("accounts/profile/", submission_views.profile, name="profile"),
+    path(
+        "accounts/confirm/<str:token>/", submission_views.email_confirm_view, name="email-confirm"
+    ),
+    path(
+        "accounts/confirm-again/", submission_views.email_confirm_again, name="email-confirm-again"
+    ),
     path("accounts/tokens/", submission_views.token_create, name="token-create"),
     path(
         "accounts/tokens/<int:token_id>/revoke/",

@@ -15,10 +15,12 @@ from typing import Any
 from gunicorn.glogging import Logger
 
 RESET_LINK = re.compile(r"(/accounts/reset/[^/\s?#]+/)(?!set-password/)[^/\s?#]+")
+CONFIRM_LINK = re.compile(r"(/accounts/confirm/)[^/\s?#]+")
+"""An address-confirmation link (``services.mail``): it confirms the address it was sent to."""
 
 
 def redact(text: str) -> str:
-    return RESET_LINK.sub(r"\1[token]", text)
+    return CONFIRM_LINK.sub(r"\1[token]", RESET_LINK.sub(r"\1[token]", text))
 
 
 class AccessLogger(Logger):

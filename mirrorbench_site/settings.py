@@ -337,6 +337,10 @@ MIRRORBENCH_REPRODUCE_SAMPLE = envint("MIRRORBENCH_REPRODUCE_SAMPLE", 8, minimum
 MIRRORBENCH_MAX_BUNDLE_BYTES = envint(
     "MIRRORBENCH_MAX_BUNDLE_BYTES", 64 * 1024 * 1024, minimum=1024
 )
+# Mail to accounts (password resets, address confirmations): per e-mail address and per
+# account, and per client address asking (services.mail); past a rate nothing is sent.
+MIRRORBENCH_MAIL_RATE = envstr("MIRRORBENCH_MAIL_RATE", "3/hour")
+MIRRORBENCH_MAIL_CLIENT_RATE = envstr("MIRRORBENCH_MAIL_CLIENT_RATE", "10/hour")
 # Episodes played in the browser (/play/) show frames of this side, as a model's run does.
 MIRRORBENCH_PLAY_IMAGE_SIZE = envint("MIRRORBENCH_PLAY_IMAGE_SIZE", 1024, minimum=16)
 # The frame sides the site serves: an uploaded bundle must declare one of them (the gallery's

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -119,3 +119,42 @@ class RateLimitedClient:
     def complete(self, messages: list[Message]) -> ModelReply:
         rate_acquire(self.key, self.rpm)
         return self.client.complete(messages)
+
+
+_RATE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def rate_parse(rate: str) -> tuple[int, int]:
+    """A rate in DRF's syntax as (count, seconds): ``"3/hour"`` is (3, 3600)."""
+    count, _, unit = str(rate).partition("/")
+    seconds = _RATE_UNITS.get(unit.strip().lower()[:1])
+    if not seconds or not count.strip().isdigit():
+        raise ValueError(
+            f"expected a rate such as 3/hour (second, minute, hour, day), got {rate!r}"
+        )
+    return int(count), seconds
+
+
+def counters_take(
+    keys: Sequence[tuple[str, str]], *, clock: Callable[[], float] = time.time
+) -> bool:
+    """Count one against each ``(key, rate)``, in fixed periods; False if one is over its rate.
+
+    The counts live in the cache, where the throttles keep theirs. The keys before the first
+    one over its rate are counted; those after it are not.
+    """
+    from django.core.cache import cache
+
+    now = clock()
+    for key, rate in keys:
+        limit, period = rate_parse(rate)
+        name = f"counter:{key}:{int(now // period)}"
+        cache.add(name, 0, period + 60)
+        try:
+            used = cache.incr(name)
+        except ValueError:  # expired between add and incr
+            cache.set(name, 1, period + 60)
+            used = 1
+        if used > limit:
+            return False
+    return True

@@ -77,6 +77,7 @@ from leaderboard.services.limits import (
     RateLimitedClient,
     owner_requests_today,
 )
+from leaderboard.services.mail import confirmed_email_required
 from leaderboard.services.scores import run_list_if_complete, run_scores_refresh
 from simulation.catalogue import get_scene, select_scenes
 from simulation.render import DEFAULT_SIZE
@@ -625,6 +626,7 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
     that is not the user's, a run over the user's caps, a refused endpoint. Nothing is written
     then.
     """
+    confirmed_email_required(user)
     spec = RunSpec(
         agent=f"{data['provider']}:{data['model']}",
         levels=tuple(sorted(data["levels"])),
