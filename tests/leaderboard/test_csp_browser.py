@@ -26,7 +26,8 @@ pytestmark = [
 ]
 expect = sync_api.expect
 PASSWORD = "a-long-password-42"
-SCREENSHOT = Path(os.environ.get("MIRRORBENCH_CSP_SCREENSHOT", "/tmp/mirrorbench-csp-charts.png"))
+# Where the charts page's screenshot under the policy goes (the test's folder unless this is set).
+SCREENSHOT = os.environ.get("MIRRORBENCH_CSP_SCREENSHOT", "")
 LISTEN = """
 window.__csp = [];
 document.addEventListener("securitypolicyviolation", (e) => {
@@ -100,7 +101,7 @@ def _sign_in(watched: Watched, url: str) -> None:
     page.wait_for_url(re.compile(r"/accounts/profile/$"))
 
 
-def test_every_kind_of_page_works_under_the_policy_without_a_violation(browser, site):
+def test_every_kind_of_page_works_under_the_policy_without_a_violation(browser, site, tmp_path):
     url, run, episode = site["url"], site["run"], site["episode"]
     watched = Watched(browser)
     page = watched.page
@@ -138,7 +139,7 @@ def test_every_kind_of_page_works_under_the_policy_without_a_violation(browser, 
         # A hover label is drawn too (plotly.js draws <b> and the like with style attributes).
         plot.locator("path.point").first.hover(force=True)
         expect(plot.locator(".hoverlayer .hovertext").first).to_be_visible()
-        page.screenshot(path=str(SCREENSHOT), full_page=False)
+        page.screenshot(path=SCREENSHOT or str(tmp_path / "charts.png"))
 
     visit("/charts/", charts_draw)
     first, second = ModelEntry.objects.exclude(kind=ModelEntry.Kind.BASELINE).values_list(
