@@ -53,6 +53,7 @@ from leaderboard.services.frames import (
     gallery_frames_register,
     render_budget_take,
 )
+from mirrorbench_site.client_ip import client_ip
 from simulation.catalogue import get_scene
 from simulation.render import DEFAULT_SIZE, RenderError, renderer_version
 from simulation.versions import BENCHMARK_VERSION
@@ -70,20 +71,10 @@ def _bad_request(request: HttpRequest, form: object) -> HttpResponse:
     return render(request, "leaderboard/bad_request.html", {"errors": errors.items()}, status=400)
 
 
-def _client_address(request: HttpRequest) -> str:
-    """The client's address: the site's shared answer (``mirrorbench_site.client_ip``, which
-    knows the trusted proxies) where it exists, else the peer's address."""
-    try:
-        from mirrorbench_site.client_ip import client_ip
-    except ImportError:
-        return str(request.META.get("REMOTE_ADDR") or "")
-    return str(client_ip(request) or "")
-
-
 def render_identities(request: HttpRequest) -> list[str]:
     """Who a new frame is counted against: the address (an IPv6 client by its /64, which one
     machine usually holds whole), the session if any, and the account if signed in."""
-    address = _client_address(request)
+    address = client_ip(request) or ""  # the trusted proxies' client, or the peer
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
