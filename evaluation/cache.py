@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from dataclasses import asdict, dataclass
@@ -46,6 +47,8 @@ from evaluation.messages import (
     ModelReply,
     TextPart,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -151,5 +154,10 @@ class StepCache:
             cached.request = {**cached.request, "cached": True}
             return cached
         reply = client.complete(messages)
-        self.cache.put(key, reply)
+        try:
+            self.cache.put(key, reply)
+        except sqlite3.Error as exc:
+            # The answer is the model's all the same: a cache that cannot be written (a full
+            # disk) costs a request next time, never the answer or the episode.
+            logger.warning("Cannot store an answer in the response cache: %s", exc)
         return reply

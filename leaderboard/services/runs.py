@@ -422,18 +422,21 @@ def episode_evaluate(*, episode_id: int) -> str:
             ).update(status=Episode.Status.PENDING, claim="")
             return "quota"
         except (OperationalError, InterfaceError) as exc:
-            # The database went away mid-episode (a restart, a fail-over). Once it is back, go
-            # on from the steps stored, still holding the episode: a retry of the task would
-            # find it held and leave it to the stale check. The step being stored when the
-            # database went (or whose commit was not confirmed) is read back or asked again.
+            # The database went away mid-episode (a restart, a fail-over, a full disk). Once it
+            # is back, go on from the steps stored, still holding the episode: a retry of the
+            # task would find it held and leave it to the stale check. The step being stored
+            # when the database went (or whose commit was not confirmed) is read back or asked
+            # again.
             if resumed == DB_LOST_RESUMES or connection.in_atomic_block:
                 raise
             logger.warning("episode %s: the database failed (%s); waiting for it", episode_id, exc)
+            # Back means writable again (a full disk fails writes, not reads): the claim's
+            # heartbeat is refreshed, which also tells whether the episode is still held.
             held = _while_database_lost(
                 f"episode {episode_id}: reconnecting",
                 lambda: Episode.objects.filter(
                     pk=episode_id, claim=token, status=Episode.Status.RUNNING
-                ).exists(),
+                ).update(heartbeat=timezone.now()),
                 first_wait=True,
             )
             if not held:

@@ -67,14 +67,17 @@ def start_celery_worker(
         extra_env.update(slow_env(slow, markers))
         assert command[1:3] == ["-m", "celery"]
         command[1:3] = ["-m", "tests.faults.slowed", "celery"]
-    return subprocess.Popen(
+    log = _log(name)
+    process = subprocess.Popen(
         command,
         env=site_env(extra_env),
-        stdout=_log(name),
+        stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
         cwd=settings.BASE_DIR,
     )
+    process.log_path = Path(log.name)  # type: ignore[attr-defined]
+    return process
 
 
 def slow_env(slow: dict[str, float], markers: Path) -> dict[str, str]:
@@ -128,10 +131,15 @@ def start_beat(*, env: dict[str, str] | None = None, name: str = "beat") -> subp
     return process
 
 
+def log_of(process: subprocess.Popen[bytes]) -> str:
+    """What a worker or beat started here has written so far."""
+    log: Path = process.log_path  # type: ignore[attr-defined]
+    return log.read_text(errors="replace")
+
+
 def beat_sent(process: subprocess.Popen[bytes]) -> int:
     """How many periodic tasks a beat started by ``start_beat`` has sent so far."""
-    log: Path = process.log_path  # type: ignore[attr-defined]
-    return log.read_text(errors="replace").count("Sending due task")
+    return log_of(process).count("Sending due task")
 
 
 def wait_until(
