@@ -149,6 +149,7 @@ def test_time_limits_default_to_an_hour_for_episodes_and_half_an_hour_for_frames
         [
             "leaderboard.tasks.episode_render_frames",
             "leaderboard.tasks.frames_render_keys",
+            "leaderboard.tasks.frames_sweep",
             "leaderboard.tasks.run_render_frames",
         ]
     )
