@@ -86,7 +86,7 @@ def test_the_trajectories_of_the_papers_rows_are_its_level_tables(client, board)
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("/api/charts/radar/?m=nobody", "no model 'nobody' on the v2 leaderboard"),
+        ("/api/charts/radar/?m=nobody", "no model 'nobody' on the v3 leaderboard"),
         ("/api/charts/radar/?m=a&m=b&m=c&m=d&m=e", "at most 4 models, got 5"),
         ("/api/charts/trajectories/?m=bad%20slug", "is not a model slug"),
         ("/api/charts/trajectories/?m=%3Cscript%3E", "is not a model slug"),
@@ -112,7 +112,7 @@ def test_an_unknown_version_is_a_400_naming_the_parameter(client, paper):
     [
         ("?m=random", "choose 2 to 4 models, got 1"),
         ("", "choose 2 to 4 models, got 0"),
-        ("?m=gpt-41-api&m=nobody", "no model &#x27;nobody&#x27; on the v2 leaderboard"),
+        ("?m=gpt-41-api&m=nobody", "no model &#x27;nobody&#x27; on the v3 leaderboard"),
         ("?m=a&m=b&m=c&m=d&m=e", "at most 4 models, got 5"),
     ],
 )
