@@ -42,12 +42,22 @@ from evaluation.messages import Message, TextPart, TransportError
 
 retry = RetryPolicy(max_attempts=3, base_delay_s=0.0, jitter=0.0)
 conversation = [Message("user", (TextPart("Where is the mark? Choice: [n]"),))]
+
+
+def peak_kib():
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from a forking parent through exec.
+    for line in open("/proc/self/status").read().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 reports = []
 for call in sys.argv[1:]:
     provider, base_url = call.split("=", 1)
     make, path = (OpenAIChatClient, "/v1") if provider == "openai" else (AnthropicClient, "")
     client = make("bomb", base_url=base_url + path, retry=retry, allow_private=True)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_kib()
     started = time.perf_counter()
     result = {}
     try:
@@ -59,7 +69,7 @@ for call in sys.argv[1:]:
         result.update(text=None, attempts=None, error=f"{type(exc).__name__}: {exc}"[:500])
     result["seconds"] = time.perf_counter() - started
     result["before_kib"] = before
-    result["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["peak_kib"] = peak_kib()
     client.close()
     reports.append(result)
 print(json.dumps(reports))
