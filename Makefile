@@ -78,8 +78,10 @@ format: install
 typecheck: install
 	$(BIN)/mypy
 
+# Against a throwaway data directory, like the suite: a fresh clone has no var/.
 migrations-check: install
-	$(BIN)/python manage.py makemigrations --check --dry-run
+	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
+	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Isaac Sim renders one scene; needs an RTX GPU and Python 3.12 (exit 77: skipped, says why).
 .PHONY: isaac-smoke

@@ -29,7 +29,10 @@ def test_prompt_with_moves_prints_the_next_step_with_history_and_both_images(cap
 
 @pytest.mark.parametrize(
     "moves, message",
-    [("6,9", "each move must be an option 1-6, got '9'"), (",".join(["1"] * 30), "the episode ends")],
+    [
+        ("6,9", "each move must be an option 1-6, got '9'"),
+        (",".join(["1"] * 30), "the episode ends"),
+    ],
 )
 def test_prompt_with_bad_moves_says_why_and_exits_2(capsys, moves, message):
     args = ["prompt", "--scene", "male_0-mano_white-splash", "--level", "0", "--moves", moves]
