@@ -297,10 +297,11 @@ def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
     before running it) is gone with the embedded broker, which forgets the messages a worker
     has taken: the run's thumbnails and first replay frames would then never be made. Beat's
     stale check calls this: a run finished, with steps, in the last ``FRAMES_RECHECK_S`` but
-    more than ``stale_after`` ago, whose eager frames are not all stored and none of them was
+    more than ``stale_after`` ago, whose eager frames are not all made (stored, or evicted by
+    the disk budget's sweep, which a request renders again if asked for) and none of them was
     stored during ``stale_after`` (nothing is rendering them), gets ``run_render_frames``
     queued again, at most once per ``stale_after``. Rendering stored frames again is skipped,
-    so a duplicate costs little. Runs whose frames are all stored are remembered in the cache
+    so a duplicate costs little. Runs whose frames are all made are remembered in the cache
     and not looked at again.
     """
     from django.core.cache import cache
@@ -326,7 +327,7 @@ def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
         pk__in=[p for p in recent if f"frames-complete:{p}" not in complete]
     ):
         keys = run_eager_frame_keys(run=run)
-        if not frames_unstored(keys):
+        if not frames_unstored(keys, evicted=False):
             cache.set(f"frames-complete:{run.pk}", 1, FRAMES_RECHECK_S)
             continue
         if Frame.objects.filter(pk__in=keys, stored__gte=cutoff).exists():
@@ -436,13 +437,18 @@ def episode_frames_render(*, episode_id: int) -> FrameCount:
     return frames_render(episode_frames_register(episode))
 
 
-def frames_unstored(keys: Iterable[str]) -> list[str]:
-    """Return which of ``keys`` are registered, renderable here and not stored yet."""
-    return list(
-        Frame.objects.filter(
-            Q(pk__in=list(keys)), stored__isnull=True, renderer=renderer_version()
-        ).values_list("pk", flat=True)
+def frames_unstored(keys: Iterable[str], *, evicted: bool = True) -> list[str]:
+    """Return which of ``keys`` are registered, renderable here and not stored yet.
+
+    ``evicted=False`` leaves out the frames the disk budget's sweep deleted (``frames_evict``:
+    stored once, their ``used`` kept): only frames never made are returned.
+    """
+    unstored = Frame.objects.filter(
+        Q(pk__in=list(keys)), stored__isnull=True, renderer=renderer_version()
     )
+    if not evicted:
+        unstored = unstored.filter(used__isnull=True)
+    return list(unstored.values_list("pk", flat=True))
 
 
 class RenderQueueFull(Exception):
@@ -641,8 +647,9 @@ def frames_evict(*, budget: int | None = None) -> Evicted:
 
     Over the budget, the least recently used frames (``used``, else when stored) that no
     listed run and not the gallery shows are deleted (their files; the row stays registered
-    and is rendered again if asked for) until the rest is within ``EVICT_TO`` of the budget.
-    Kept frames are never deleted, even if they alone are over it (logged).
+    and is rendered again if asked for, never by the stale check: it keeps ``used``) until the
+    rest is within ``EVICT_TO`` of the budget. Kept frames are never deleted, even if they alone
+    are over it (logged).
     """
     budget = settings.MIRRORBENCH_FRAMES_MAX_BYTES if budget is None else budget
     total = frames_stored_bytes()
@@ -670,8 +677,9 @@ def frames_evict(*, budget: int | None = None) -> Evicted:
         batch = chosen[start : start + 500]
         # The row first: a request from now on renders the frame again, never serves a
         # half-deleted one.
+        # ``used`` stays: it tells an evicted frame from one never made (runs_frames_requeue).
         Frame.objects.filter(pk__in=batch).update(
-            stored=None, used=None, png_bytes=None, webp_bytes=None, thumb_bytes=None
+            stored=None, png_bytes=None, webp_bytes=None, thumb_bytes=None
         )
         for key in batch:
             for variant in FRAME_VARIANTS:

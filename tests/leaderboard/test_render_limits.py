@@ -250,6 +250,31 @@ def test_an_evicted_frame_is_made_again_when_asked_for(client, renders, monkeypa
     assert frame_exists(key) and Frame.objects.get(pk=key).stored is not None
 
 
+def test_the_stale_check_does_not_render_again_the_eager_frames_the_sweep_evicted(
+    tmp_path, monkeypatch
+):
+    from django.core.cache import cache
+
+    from leaderboard import tasks
+
+    bundle = make_bundle(tmp_path / "b.jsonl", "oracle", scenes=SCENE, levels=(0,), image_size=32)
+    run = import_run(bundle, "Oracle", kind="baseline")  # not listed: nothing keeps its frames
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.COMPLETED, listed=False, finished=timezone.now() - timedelta(hours=1)
+    )
+    eager = frames_service.run_eager_frame_keys(run=run)
+    for key in eager:
+        frame_store(key=key, png=_png(64))
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.run_render_frames, "delay", queued.append)
+    assert frames_evict(budget=1).frames == len(eager)
+    assert frames_service.runs_frames_requeue() == [] and queued == []
+    # A frame never made (its render worker died) is queued again, once the run is looked at.
+    Frame.objects.filter(pk=eager[0]).update(used=None)
+    cache.clear()
+    assert frames_service.runs_frames_requeue() == [run.pk] and queued == [run.pk]
+
+
 def test_beat_sweeps_the_frames_on_the_render_queue(settings):
     from mirrorbench_site import settings as site
 
