@@ -15,9 +15,15 @@ from django.db import models
 from evaluation.bundle import METRIC_KEYS, episode_record
 from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
-from leaderboard.names import MAX_SKELETON_BYTES, name_key, name_skeletons
+from leaderboard.names import MAX_KEY_CHARS, MAX_SKELETON_BYTES, name_key, name_skeletons
 from simulation.catalogue import UnknownSceneError
 from simulation.versions import BENCHMARK_VERSION
+
+
+def _look_alike_column(max_length: int, **kwargs: Any) -> models.CharField[str | None, str | None]:
+    """A unique column of a name's key or skeleton (``leaderboard.names``): NULL, unlike '',
+    is never a duplicate, so a row whose value an older row already has keeps it empty."""
+    return models.CharField(max_length=max_length, unique=True, null=True, **kwargs)
 
 
 class ModelEntry(models.Model):
@@ -30,26 +36,20 @@ class ModelEntry(models.Model):
         HUMAN = "human", "Human"
 
     name = models.CharField(max_length=200, unique=True)
-    name_key = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
-        max_length=800,
-        unique=True,
-        null=True,
+    name_key = _look_alike_column(
+        MAX_KEY_CHARS,
         editable=False,
         help_text="The name case-folded (leaderboard.names.name_key): equal keys are one name. "
         "Empty on an entry stored before the check whose name an older entry already had.",
     )
-    name_skeleton = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
-        max_length=MAX_SKELETON_BYTES,
-        unique=True,
-        null=True,
+    name_skeleton = _look_alike_column(
+        MAX_SKELETON_BYTES,
         editable=False,
         help_text="What the name looks like (leaderboard.names.name_skeleton): no two entries "
         "share one. Empty as name_key is.",
     )
-    name_skeleton_folded = models.CharField(  # noqa: DJ001 (NULL, unlike '', is never a duplicate)
-        max_length=MAX_SKELETON_BYTES,
-        unique=True,
-        null=True,
+    name_skeleton_folded = _look_alike_column(
+        MAX_SKELETON_BYTES,
         editable=False,
         help_text="What the name case-folded looks like (name_skeleton(folded=True)): no two "
         "entries share one. Empty as name_key is.",
@@ -93,8 +93,12 @@ class ModelEntry(models.Model):
             self.name_skeleton, self.name_skeleton_folded = name_skeletons(self.name)
             fields = kwargs.get("update_fields")
             if fields is not None and "name" in fields:
-                kwargs["update_fields"] = {*fields, "name_key", "name_skeleton"}
-                kwargs["update_fields"] |= {"name_skeleton_folded"}
+                kwargs["update_fields"] = {
+                    *fields,
+                    "name_key",
+                    "name_skeleton",
+                    "name_skeleton_folded",
+                }
         super().save(*args, **kwargs)
         self._stored_name = self.name
 
@@ -572,14 +576,9 @@ class AccountName(models.Model):
         on_delete=models.CASCADE,
         related_name="account_name",
     )
-    # NULL, unlike '', is never a duplicate.
-    key = models.CharField(max_length=800, unique=True, null=True)  # noqa: DJ001
-    skeleton = models.CharField(  # noqa: DJ001
-        max_length=MAX_SKELETON_BYTES, unique=True, null=True
-    )
-    skeleton_folded = models.CharField(  # noqa: DJ001
-        max_length=MAX_SKELETON_BYTES, unique=True, null=True
-    )
+    key = _look_alike_column(MAX_KEY_CHARS)
+    skeleton = _look_alike_column(MAX_SKELETON_BYTES)
+    skeleton_folded = _look_alike_column(MAX_SKELETON_BYTES)
 
     def __str__(self) -> str:
         return f"user name of {self.user}"

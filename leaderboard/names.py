@@ -39,6 +39,9 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
+MAX_KEY_CHARS = 800
+"""The longest key (``name_key``) the unique columns hold: NFKC and case folding can make a
+200-character name's key longer than the name."""
 MAX_SKELETON_BYTES = 2000
 """The longest skeleton (UTF-8) a name may have: the unique index on it stays small
 (PostgreSQL refuses B-tree entries over about 2700 bytes); 95 Hangul syllables reach it."""
