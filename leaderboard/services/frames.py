@@ -62,6 +62,7 @@ from leaderboard.selectors import (
     run_scene_cells,
     stale_after,
 )
+from leaderboard.services.limits import counters_take, rate_parse
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
 from simulation.render import DEFAULT_SIZE, frame_key, renderer_version
@@ -545,42 +546,20 @@ def frame_render_now(
 
 # -- who may cause how many new frames ------------------------------------------------------
 
-_RATE_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400}
-
-
-def render_rate() -> tuple[int, int]:
-    """``MIRRORBENCH_RENDER_RATE`` as (frames, seconds): ``"600/hour"`` is (600, 3600)."""
-    count, _, unit = str(settings.MIRRORBENCH_RENDER_RATE).partition("/")
-    unit = unit.strip().lower()
-    seconds = _RATE_UNITS.get(unit) or _RATE_UNITS.get(unit[:1])
-    if not seconds:
-        raise ValueError("MIRRORBENCH_RENDER_RATE: expected N/second, minute, hour or day")
-    return int(count), seconds
-
 
 def render_budget_take(identities: Sequence[str], *, now: float | None = None) -> None:
     """Count one new frame against each of ``identities`` (an address, a session, an account).
 
     Raises:
         RenderBudgetExceeded: One of them has caused ``MIRRORBENCH_RENDER_RATE`` new frames in
-            this period (fixed periods; the counts live in the cache, like the throttles').
+            this period (fixed periods: ``limits.counters_take``, in the throttles' cache).
     """
-    from django.core.cache import cache
-
-    limit, period = render_rate()
+    rate = str(settings.MIRRORBENCH_RENDER_RATE)
     now = time.time() if now is None else now
-    window = int(now // period)
-    wait = int((window + 1) * period - now) + 1
-    keys = [f"render-budget:{identity}:{window}" for identity in identities]
-    for key in keys:
-        cache.add(key, 0, period + 60)
-        try:
-            used = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, period + 60)
-            used = 1
-        if used > limit:
-            raise RenderBudgetExceeded(wait)
+    keys = [(f"render-budget:{identity}", rate) for identity in identities]
+    if not counters_take(keys, clock=lambda: now):
+        _, period = rate_parse(rate)
+        raise RenderBudgetExceeded(int((now // period + 1) * period - now) + 1)
 
 
 # -- the disk budget --------------------------------------------------------------------------
