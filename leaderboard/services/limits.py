@@ -17,6 +17,19 @@ from leaderboard.models import (
 )
 
 
+def _window_take(key: str, window: int, cap: int) -> bool:
+    """Count one in ``key``'s row for ``window``, created if needed; False if it holds ``cap``."""
+    try:
+        with transaction.atomic():
+            ProviderWindow.objects.get_or_create(provider=key, window=window)
+    except IntegrityError:
+        pass  # another worker created it first
+    counted = ProviderWindow.objects.filter(provider=key, window=window, count__lt=cap).update(
+        count=F("count") + 1
+    )
+    return counted == 1
+
+
 def rate_acquire(
     key: str,
     rpm: int,
@@ -29,15 +42,7 @@ def rate_acquire(
     while True:
         now = clock()
         window = int(now // size)
-        try:
-            with transaction.atomic():
-                ProviderWindow.objects.get_or_create(provider=key, window=window)
-        except IntegrityError:
-            pass  # another worker created it first
-        counted = ProviderWindow.objects.filter(provider=key, window=window, count__lt=rpm).update(
-            count=F("count") + 1
-        )
-        if counted == 1:
+        if _window_take(key, window, rpm):
             return
         # The window is full: wait for the next one, spread out so workers do not stampede.
         sleep((window + 1) * size - now + random.uniform(0, size / 10))
@@ -79,17 +84,7 @@ def owner_request_acquire(
 ) -> None:
     """Count one request for ``user_id`` today, or raise OutboundQuotaExceeded at ``cap``."""
     now = clock()
-    window = int(now // DAY_S)
-    key = _owner_key(user_id)
-    try:
-        with transaction.atomic():
-            ProviderWindow.objects.get_or_create(provider=key, window=window)
-    except IntegrityError:
-        pass  # another worker created it first
-    counted = ProviderWindow.objects.filter(provider=key, window=window, count__lt=cap).update(
-        count=F("count") + 1
-    )
-    if counted != 1:
+    if not _window_take(_owner_key(user_id), int(now // DAY_S), cap):
         raise OutboundQuotaExceeded(user_id, cap, owner_quota_wait_s(clock=lambda: now))
 
 
