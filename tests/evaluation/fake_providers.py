@@ -74,18 +74,21 @@ class RecordedRequest:
     """The decoded JSON body, or ``None`` when it was not JSON."""
 
 
-class _Server(ThreadingHTTPServer):
+class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hangs up (on a delayed answer, or mid-body as a capped
+        client does)."""
+
+
+class _Server(_QuietServer):
     def __init__(self, fake: FakeProvider) -> None:
         self.fake = fake
         super().__init__(("127.0.0.1", 0), _Handler)
         if fake.ssl_context is not None:
             self.socket = fake.ssl_context.wrap_socket(self.socket, server_side=True)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Stay quiet when a client hangs up on a delayed answer."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -145,27 +148,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class FakeProvider:
-    """A scripted loopback server; use as a context manager or call start() and stop()."""
+class _Loopback:
+    """A server on 127.0.0.1 serving in a background thread; use as a context manager or call
+    start() and stop(). Subclasses make the server (:meth:`_make_server`)."""
 
-    path = "/"
-    """The one path answered; others get 404."""
     base_path = ""
     """What the SDK's base URL adds after ``http://127.0.0.1:PORT``."""
+    ssl_context: ssl.SSLContext | None = None
+    """Set: the server speaks HTTPS."""
 
-    def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
-        self.ssl_context = ssl_context
-        self.requests: list[RecordedRequest] = []
-        self._queue: deque[Scripted] = deque()
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._server: _Server | None = None
+        self._server: _QuietServer | None = None
         self._thread: threading.Thread | None = None
+
+    def _make_server(self) -> _QuietServer:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
         """The URL to give the SDK as ``base_url``."""
         if self._server is None:
-            raise RuntimeError("the fake server is not running")
+            raise RuntimeError(f"the {type(self).__name__} server is not running")
         host, port = self._server.server_address[:2]
         scheme = "https" if self.ssl_context is not None else "http"
         return f"{scheme}://{host!s}:{port}{self.base_path}"
@@ -174,12 +178,12 @@ class FakeProvider:
     def port(self) -> int:
         """The port the server listens on (127.0.0.1)."""
         if self._server is None:
-            raise RuntimeError("the fake server is not running")
+            raise RuntimeError(f"the {type(self).__name__} server is not running")
         return int(self._server.server_address[1])
 
     def start(self) -> Self:
         """Start serving in a background thread."""
-        self._server = _Server(self)
+        self._server = self._make_server()
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -201,6 +205,22 @@ class FakeProvider:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FakeProvider(_Loopback):
+    """A scripted loopback server; use as a context manager or call start() and stop()."""
+
+    path = "/"
+    """The one path answered; others get 404."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__()
+        self.ssl_context = ssl_context
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[Scripted] = deque()
+
+    def _make_server(self) -> _Server:
+        return _Server(self)
 
     def enqueue(self, *answers: Scripted) -> None:
         """Queue answers for the next requests, in order."""
@@ -409,15 +429,7 @@ class RawReply:
     content_length: int | None = None
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Stay quiet when a client hangs up mid-body (what a capped client does)."""
-
-
-class BombServer:
+class BombServer(_Loopback):
     """A loopback server answering every ``POST`` with one :class:`RawReply`, whatever the path.
 
     ``requests`` counts the requests; ``sent`` is the body bytes written to each, and ``hung_up``
@@ -425,22 +437,15 @@ class BombServer:
     """
 
     def __init__(self, reply: RawReply) -> None:
+        super().__init__()
         self.reply = reply
         self.requests = 0
         self.sent: list[int] = []
         self.hung_up = 0
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT``: an OpenAI client adds ``/v1`` to it, Anthropic's not."""
-        if self._server is None:
-            raise RuntimeError("the bomb server is not running")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> Self:
+    def _make_server(self) -> _QuietServer:
+        """The base URL is ``http://127.0.0.1:PORT``: an OpenAI client adds ``/v1``, Anthropic's
+        not."""
         bomb = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -459,13 +464,7 @@ class BombServer:
                     bomb.hung_up += hung_up
                 self.close_connection = True
 
-        server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
+        return _QuietServer(("127.0.0.1", 0), Handler)
 
     def _write(self, handler: BaseHTTPRequestHandler) -> tuple[int, bool]:
         reply = self.reply
@@ -500,18 +499,3 @@ class BombServer:
         deadline = time.monotonic() + timeout_s
         while len(self.sent) < count and time.monotonic() < deadline:
             time.sleep(0.01)
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
