@@ -87,6 +87,20 @@ def test_every_provider_has_a_client_class():
     assert set(CLIENT_CLASSES) == set(PROVIDERS)
 
 
+def generation_schema_errors(generation):
+    """The schema errors of an OpenAI model's header whose ``generation`` is ``generation``."""
+    from evaluation.bundle import make_header, schema_errors
+
+    header = make_header(
+        agent=describe_agent("openai:gpt-4o"),
+        renderer={"version": "v2-test", "image_size": 1024, "image_history": 1},
+        selection={"levels": [0], "scenes": ["male_0-mano_white-splash"]},
+        seed=0,
+        extra={**header_extras("openai:gpt-4o"), "generation": generation},
+    )
+    return schema_errors(header, "header")
+
+
 @pytest.mark.parametrize(
     "generation",
     [
@@ -98,28 +112,10 @@ def test_every_provider_has_a_client_class():
     ],
 )
 def test_the_schema_takes_old_and_new_generation_fields(generation):
-    from evaluation.bundle import make_header, schema_errors
-
-    header = make_header(
-        agent=describe_agent("openai:gpt-4o"),
-        renderer={"version": "v2-test", "image_size": 1024, "image_history": 1},
-        selection={"levels": [0], "scenes": ["male_0-mano_white-splash"]},
-        seed=0,
-        extra={**header_extras("openai:gpt-4o"), "generation": generation},
-    )
-    assert schema_errors(header, "header") == []
+    assert generation_schema_errors(generation) == []
 
 
 @pytest.mark.parametrize("max_tokens", [-1, "2048", 2**31])
 def test_the_schema_still_bounds_max_tokens(max_tokens):
-    from evaluation.bundle import make_header, schema_errors
-
-    header = make_header(
-        agent=describe_agent("openai:gpt-4o"),
-        renderer={"version": "v2-test", "image_size": 1024, "image_history": 1},
-        selection={"levels": [0], "scenes": ["male_0-mano_white-splash"]},
-        seed=0,
-        extra={**header_extras("openai:gpt-4o"), "generation": {"max_tokens": max_tokens}},
-    )
-    (error,) = schema_errors(header, "header")
+    (error,) = generation_schema_errors({"max_tokens": max_tokens})
     assert error.startswith("generation/max_tokens")
