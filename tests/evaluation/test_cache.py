@@ -12,6 +12,7 @@ from evaluation.cache import ResponseCache, StepKey, request_key
 from evaluation.cli import main
 from evaluation.messages import GenerationParams, Message, TextPart
 from tests.evaluation.fake_providers import Scripted, openai_completion
+from tests.evaluation.test_model_runs import run_args
 
 GARBAGE = Scripted(200, openai_completion("I cannot tell where the mark is from this view."))
 GOOD = Scripted(200)  # the fake's default: "Choice: [2]"
@@ -21,13 +22,9 @@ def episode_of(path):
     return json.loads(path.read_text().splitlines()[1])
 
 
-SCENE = "GR1_T2-shadow_hand-logo_0"
-
-
 def run_model(fake, out, *extra):
     """Play one episode of ``openai:fake-vl`` at level 2 with small frames into ``out``."""
-    args = ["run", "--agent", "openai:fake-vl", "--base-url", fake.base_url, "--scenes", SCENE]
-    return main([*args, "--levels", "2", "--image-size", "48", "--out", str(out), *extra])
+    return main(run_args("openai:fake-vl", fake.base_url, out, out.parent, *extra))
 
 
 def test_after_a_bad_answer_the_next_step_asks_the_model_again(fake_openai, tmp_path, monkeypatch):
