@@ -37,14 +37,20 @@ def _image(label: str, scene: Scene, cell: Vec3, size: int) -> ImagePart:
     return ImagePart(b"", size, size, f"{label}, hand at cell {cell}, frame {key}")
 
 
+_OPTIONS = frozenset(str(action.value) for action in Action)
+
+
 def parse_moves(text: str) -> list[int]:
     """Return the options of ``"6,6,3"`` (empty text: none); raise ValueError naming a bad one."""
-    moves = []
-    for item in (part.strip() for part in text.split(",")) if text.strip() else ():
-        if item not in {str(a.value) for a in Action}:
+    items = [part.strip() for part in text.split(",")] if text.strip() else []
+    for item in items:
+        if item not in _OPTIONS:
             raise ValueError(f"--moves: each move must be an option 1-6, got {item!r}")
-        moves.append(int(item))
-    return moves
+    return [int(item) for item in items]
+
+
+def _how_it_ended(state: EpisodeState) -> str:
+    return "reaches the mark" if state.success else "uses up the step budget"
 
 
 def prompt_after(scene: Scene, level: int, moves: Sequence[int], size: int) -> PromptPreview:
@@ -60,19 +66,17 @@ def prompt_after(scene: Scene, level: int, moves: Sequence[int], size: int) -> P
     previous: Vec3 | None = None
     for number, option in enumerate(moves, 1):
         if state.done:
-            why = "reaches the mark" if state.success else "uses up the step budget"
             raise EpisodeOver(
-                f"--moves: the episode ends after move {number - 1} (it {why}); give at most "
-                f"{number - 1} moves"
+                f"--moves: the episode ends after move {number - 1} (it {_how_it_ended(state)}); "
+                f"give at most {number - 1} moves"
             )
         previous = state.cell
         transition = state.step(Action(option))
         history.append(HistoryEntry(option, transition.executed))
     if state.done:
-        why = "reaches the mark" if state.success else "uses up the step budget"
         raise EpisodeOver(
-            f"--moves: the episode ends with move {len(moves)} (it {why}), so no model is "
-            f"asked again; give at most {len(moves) - 1} moves"
+            f"--moves: the episode ends with move {len(moves)} (it {_how_it_ended(state)}), so "
+            f"no model is asked again; give at most {len(moves) - 1} moves"
         )
     images = [] if previous is None else [_image("previous view", scene, previous, size)]
     current = _image("current view", scene, state.cell, size)
