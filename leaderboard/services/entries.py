@@ -14,7 +14,7 @@ from leaderboard.models import (
     ModelEntry,
     Scene,
 )
-from leaderboard.names import NameRefused, name_check, name_key, name_skeleton
+from leaderboard.names import NameRefused, name_check, name_key, name_skeletons
 from leaderboard.services.data_version import data_version_bump
 from leaderboard.services.errors import FieldError
 from simulation.catalogue import scene_set
@@ -68,7 +68,7 @@ def entry_name_match(
     except NameRefused as exc:
         raise FieldError(field, str(exc)) from None
     key = name_key(clean)
-    skeleton, folded = name_skeleton(clean), name_skeleton(clean, folded=True)
+    skeleton, folded = name_skeletons(clean)  # both fit: name_check saw to it
     others = ModelEntry.objects.all()
     if exclude is not None and exclude.pk is not None:
         others = others.exclude(pk=exclude.pk)
