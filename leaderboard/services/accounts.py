@@ -88,7 +88,7 @@ def account_create(*, username: str, email: str, password: str) -> Any:
             user = get_user_model().objects.create_user(
                 username=clean, email=email, password=password
             )
-            row = account_name_record(user=user)  # the receiver stored it; this reads it
+            row = AccountName.objects.get(user=user)  # the post_save receiver stored it
             if None in (row.key, row.skeleton, row.skeleton_folded):
                 raise taken  # rolls the account back
     except IntegrityError:
