@@ -52,6 +52,18 @@ def fill_names(apps, schema_editor):
     )
 
 
+def _entry_name_field(name, max_length, help_text):
+    """One of ModelEntry's three look-alike columns: unique, NULL where an older entry has the
+    value."""
+    return migrations.AddField(
+        model_name="modelentry",
+        name=name,
+        field=models.CharField(
+            editable=False, help_text=help_text, max_length=max_length, null=True, unique=True
+        ),
+    )
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("leaderboard", "0015_step_request"),
@@ -77,38 +89,20 @@ class Migration(migrations.Migration):
                 ("skeleton_folded", models.CharField(max_length=2000, null=True, unique=True)),
             ],
         ),
-        migrations.AddField(
-            model_name="modelentry",
-            name="name_key",
-            field=models.CharField(
-                editable=False,
-                help_text="The name case-folded (leaderboard.names.name_key): equal keys are one name. Empty on an entry stored before the check whose name an older entry already had.",
-                max_length=800,
-                null=True,
-                unique=True,
-            ),
+        _entry_name_field(
+            "name_key",
+            800,
+            "The name case-folded (leaderboard.names.name_key): equal keys are one name. Empty on an entry stored before the check whose name an older entry already had.",
         ),
-        migrations.AddField(
-            model_name="modelentry",
-            name="name_skeleton",
-            field=models.CharField(
-                editable=False,
-                help_text="What the name looks like (leaderboard.names.name_skeleton): no two entries share one. Empty as name_key is.",
-                max_length=2000,
-                null=True,
-                unique=True,
-            ),
+        _entry_name_field(
+            "name_skeleton",
+            2000,
+            "What the name looks like (leaderboard.names.name_skeleton): no two entries share one. Empty as name_key is.",
         ),
-        migrations.AddField(
-            model_name="modelentry",
-            name="name_skeleton_folded",
-            field=models.CharField(
-                editable=False,
-                help_text="What the name case-folded looks like (name_skeleton(folded=True)): no two entries share one. Empty as name_key is.",
-                max_length=2000,
-                null=True,
-                unique=True,
-            ),
+        _entry_name_field(
+            "name_skeleton_folded",
+            2000,
+            "What the name case-folded looks like (name_skeleton(folded=True)): no two entries share one. Empty as name_key is.",
         ),
         migrations.RunPython(fill_names, migrations.RunPython.noop),
     ]
