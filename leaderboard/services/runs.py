@@ -417,9 +417,7 @@ def episode_evaluate(*, episode_id: int) -> str:
         except OutboundQuotaExceeded as exc:
             # Not the model's fault: hand the episode back, its steps kept, to resume later.
             logger.info("episode %s waits: %s", episode_id, exc)
-            Episode.objects.filter(
-                pk=episode_id, claim=token, status=Episode.Status.RUNNING
-            ).update(status=Episode.Status.PENDING, claim="")
+            _episode_release(episode_id, token)
             return "quota"
         except (OperationalError, InterfaceError) as exc:
             # The database went away mid-episode (a restart, a fail-over, a full disk). Once it
