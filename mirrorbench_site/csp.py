@@ -9,11 +9,14 @@ addresses redirect there): that origin is read from the storage settings.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
 HEADER = "Content-Security-Policy"
@@ -40,7 +43,10 @@ def frame_origins() -> list[str]:
     return [f"https://{host}" for host in hosts]
 
 
+@functools.cache
 def content_security_policy() -> str:
+    """The policy, built once: it depends only on the storage settings (made again when a test
+    changes them)."""
     images = " ".join(["'self'", "data:", "blob:", *frame_origins()])
     return "; ".join(
         [
@@ -54,6 +60,12 @@ def content_security_policy() -> str:
             "form-action 'self'",
         ]
     )
+
+
+@receiver(setting_changed)
+def _storages_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "STORAGES":
+        content_security_policy.cache_clear()
 
 
 class ContentSecurityPolicyMiddleware:
