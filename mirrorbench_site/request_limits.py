@@ -88,7 +88,11 @@ def _is_upload(request: HttpRequest) -> bool:
     return match.view_name in settings.MIRRORBENCH_UPLOAD_VIEWS
 
 
-def _limit_for(request: HttpRequest, upload: bool) -> tuple[int, str]:
+def _smallest_limit() -> int:
+    return min(int(settings.MIRRORBENCH_MAX_REQUEST_BYTES), upload_limit())
+
+
+def _limit_for(upload: bool) -> tuple[int, str]:
     if upload:
         return upload_limit(), (
             "MIRRORBENCH_MAX_BUNDLE_BYTES, "
@@ -149,8 +153,13 @@ class RequestBodyLimitMiddleware:
         chunked = length is None and _chunked(request)
         if not chunked and not length:
             return self.get_response(request)
+        multipart = request.content_type == "multipart/form-data"
+        if length is not None and not multipart and length <= _smallest_limit():
+            # Under every address's limit and no file part to guard: which address it is (a
+            # URL resolution, most of this middleware's cost) does not matter.
+            return self.get_response(request)
         upload = _is_upload(request)
-        limit, why = _limit_for(request, upload)
+        limit, why = _limit_for(upload)
         if length is not None and length > limit:
             return _too_large(request, limit, why)
         spool = None
