@@ -415,28 +415,27 @@ def _parse(line: bytes, values: _Budget) -> Any:
     """Return the JSON value of one line; raise _NotJSON, or BundleError for a refused line.
 
     The nesting is measured before parsing, since the parser recurses (and so would the schema
-    validator), and so is the number of values, taken from ``values``: only a line with more
-    brackets than ``MAX_DEPTH``, or whose commas and brackets (strings included) are more than
-    the values left, needs measuring. NaN, Infinity and numbers beyond a float's range are not
-    JSON; NUL characters and unpaired surrogates cannot be stored: each is refused, naming its
-    field.
+    validator), and so is the number of values, taken from ``values``: the commas and brackets
+    outside strings are counted on every line (an upper bound that counted those in strings too
+    would use up the budget of a bundle of long answers, and refuse a later line of it); only a
+    line with more brackets than ``MAX_DEPTH`` needs its depth measured. NaN, Infinity and
+    numbers beyond a float's range are not JSON; NUL characters and unpaired surrogates cannot
+    be stored: each is refused, naming its field.
     """
-    brackets = line.count(b"[") + line.count(b"{")
-    count = brackets + line.count(b",") + 1  # at least as many as there are
-    if brackets > MAX_DEPTH or count > values.left:
-        structure = _structure(line)
-        if brackets > MAX_DEPTH and _depth(structure.translate(None, b",")) > MAX_DEPTH:
-            raise BundleError(
-                f"byte {_too_deep_at(line) + 1}: arrays and objects nest deeper than the limit "
-                f"of {MAX_DEPTH}"
-            )
-        count = structure.count(b",") + structure.count(b"[") + structure.count(b"{") + 1
-        if count > values.left:
-            raise BundleError(
-                f"the bundle holds more than {MAX_VALUES} JSON values (arrays, objects and their "
-                f"items) by the end of this line, which holds {count}: a full bundle holds "
-                "about 200,000"
-            )
+    structure = _structure(line)
+    brackets = structure.count(b"[") + structure.count(b"{")
+    if brackets > MAX_DEPTH and _depth(structure.translate(None, b",")) > MAX_DEPTH:
+        raise BundleError(
+            f"byte {_too_deep_at(line) + 1}: arrays and objects nest deeper than the limit "
+            f"of {MAX_DEPTH}"
+        )
+    count = brackets + structure.count(b",") + 1
+    if count > values.left:
+        raise BundleError(
+            f"the bundle holds more than {MAX_VALUES} JSON values (arrays, objects and their "
+            f"items) by the end of this line, which holds {count}: a full bundle holds "
+            "about 200,000"
+        )
     values.left -= count
     try:
         text = line.decode("utf-8")

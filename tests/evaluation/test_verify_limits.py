@@ -418,6 +418,14 @@ def test_commas_and_brackets_in_strings_are_not_values(clean, write):
     read_bundle(write(records))  # not refused
 
 
+def test_commas_in_strings_do_not_use_up_the_values_of_later_lines(clean, write):
+    # Three lines of 330,000 commas in a string each, then a line of 20,000 real values: a bundle
+    # of about 21,000 values, which an estimate counting the commas in strings would refuse.
+    talkative = costly.episode(error="a," * 330_000)
+    many = costly.episode(distances=list(range(20_000)))
+    read_bundle(write([clean[0], talkative, talkative, talkative, many]))  # not refused
+
+
 def test_past_the_bundles_problem_limit_checking_stops_and_says_so(clean, write, capsys):
     bad = costly.episode(level=9, track="Alien", steps=[costly.BAD_STEP])
     lines = MAX_PROBLEMS // (MAX_ERRORS_PER_RECORD + 1) + 10
