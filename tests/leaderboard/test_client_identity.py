@@ -19,11 +19,12 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client, RequestFactory
-from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
+
+from tests.leaderboard.test_abuse_limits import _api_views
 
 pytestmark = pytest.mark.django_db
 
@@ -344,16 +345,3 @@ def test_a_sign_up_form_with_mistakes_does_not_count(monkeypatch):
     bad = browser.post("/accounts/signup/", {"username": "x", "email": "nope"}, REMOTE_ADDR=MALLORY)
     assert bad.status_code == 400
     assert sign_up(browser, "newcomer", REMOTE_ADDR=MALLORY).status_code == 302
-
-
-def _api_views():
-    def walk(patterns):
-        for pattern in patterns:
-            if isinstance(pattern, URLResolver):
-                yield from walk(pattern.url_patterns)
-            elif isinstance(pattern, URLPattern):
-                view = getattr(pattern.callback, "cls", None)
-                if view is not None and issubclass(view, APIView):
-                    yield str(pattern.pattern), view
-
-    return list(walk(get_resolver().url_patterns))
