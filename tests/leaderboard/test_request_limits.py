@@ -20,6 +20,7 @@ import pytest
 from django.test.client import encode_multipart
 
 from mirrorbench_site.request_limits import READ_CHUNK, UPLOAD_FORM_BYTES
+from tests.faults.servers import free_port
 from tests.leaderboard.factories import make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -198,15 +199,9 @@ def test_a_bundle_still_uploads_with_a_length_and_chunked(client, alice, uploads
 # Through gunicorn, as `manage.py serve` runs the site: a real socket, real chunked framing.
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn(tmp_path):
-    port, temp = _free_port(), tmp_path / "tmp"
+    port, temp = free_port(), tmp_path / "tmp"
     temp.mkdir()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MIRRORBENCH_"))},
