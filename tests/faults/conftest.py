@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.outbound import ALLOW_PRIVATE_ENV
+from tests.leaderboard.conftest import s3_server  # noqa: F401  (the fixture: moto on loopback)
 from tests.leaderboard.workers import Results
 
 HEADER = f"{'fault':<48} {'expected':>8} {'stored':>6} {'duplicated':>10} {'recovered in':>12}"

@@ -6,6 +6,7 @@ Built on ``tests.leaderboard.workers``: the same data directory, test database a
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -157,3 +158,112 @@ def wait_until(
 
 def python(*args: str) -> list[str]:
     return [sys.executable, *args]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py args`` as a site process with ``env``; return its output, or fail with
+    its errors."""
+    done = subprocess.run(
+        python("manage.py", *args),
+        env=site_env(env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=settings.BASE_DIR,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+FAKE_RUN_SCENE = "tienkung-allegro-logo_0"
+FAKE_RUN_EPISODES = 4
+
+
+def fake_run_queue(env: dict[str, str], base_url: str) -> int:
+    """Queue, with ``manage.py evaluate``, a run of the fake OpenAI model at ``base_url``: one
+    scene (its set-up is paid once), ``FAKE_RUN_EPISODES`` levels, 32 px; return its id."""
+    out = manage(
+        env,
+        *("evaluate", "--agent", "openai:fake-vl", "--base-url", base_url),
+        *("--scenes", FAKE_RUN_SCENE, "--levels", "0,1,2,3", "--image-size", "32"),
+        *("--kind", "open-weights", "--json"),
+    )
+    return int(json.loads(out.strip().splitlines()[-1])["run"])
+
+
+class RunRows:
+    """A run's rows read with plain SQL, beside the site's processes: ``query(sql, *params)``
+    returns the rows ([] while the database is down), ``mark`` is its parameter mark."""
+
+    def __init__(self, query: Callable[..., list[tuple]], run_id: int, mark: str) -> None:
+        self.query, self.run_id, self.mark = query, run_id, mark
+
+    def steps(self) -> int:
+        """How many steps the run has stored; -1 while the database cannot be read."""
+        rows = self.query(
+            "SELECT count(*) FROM leaderboard_step s JOIN leaderboard_episode e "
+            f"ON s.episode_id = e.id WHERE e.run_id = {self.mark}",
+            self.run_id,
+        )
+        return int(rows[0][0]) if rows else -1
+
+    def status(self) -> str:
+        """The run's status; "?" while the database cannot be read."""
+        rows = self.query(f"SELECT status FROM leaderboard_run WHERE id = {self.mark}", self.run_id)
+        return str(rows[0][0]) if rows else "?"
+
+    def episodes(self) -> list[tuple]:
+        """(id, status, attempts, steps_taken) of each episode."""
+        return self.query(
+            "SELECT id, status, attempts, steps_taken FROM leaderboard_episode "
+            f"WHERE run_id = {self.mark}",
+            self.run_id,
+        )
+
+    def step_rows(self) -> list[tuple]:
+        """(episode, index, frame_key) of each stored step, in order."""
+        return self.query(
+            'SELECT s.episode_id, s."index", s.frame_key FROM leaderboard_step s '
+            f"JOIN leaderboard_episode e ON s.episode_id = e.id WHERE e.run_id = {self.mark} "
+            "ORDER BY 1, 2",
+            self.run_id,
+        )
+
+
+def wait_for_recovery(
+    steps: Callable[[], int],
+    status: Callable[[], str],
+    *,
+    before: int,
+    part: str,
+    complete_s: float = 90,
+) -> float:
+    """Once ``part`` is back: wait for a step beyond the ``before`` stored during the outage
+    (or for the run to end), then for the run to complete; return the seconds until the first."""
+    back = time.monotonic()
+    wait_until(
+        lambda: steps() > before or status() != "running",
+        timeout=60,
+        what=f"no step was stored after {part} came back",
+    )
+    recovered = time.monotonic() - back
+    wait_until(
+        lambda: status() == "completed",
+        timeout=complete_s,
+        what=f"the run did not complete after {part} came back",
+    )
+    return recovered
+
+
+def duplicated(episodes: list[tuple], step_rows: list[tuple]) -> int:
+    """Episodes played again plus steps stored twice (``RunRows`` rows)."""
+    again = sum(attempts - 1 for _, _, attempts, _ in episodes)
+    return again + len(step_rows) - len({(e, i) for e, i, *_ in step_rows})
+
+
+def assert_played_once(episodes: list[tuple], step_rows: list[tuple], expected: int) -> None:
+    """Every episode completed in one attempt, each step stored once, in order (``RunRows``)."""
+    assert [e[1] for e in episodes] == ["completed"] * expected
+    for episode_id, _, _, taken in episodes:
+        assert [i for e, i, *_ in step_rows if e == episode_id] == list(range(taken))
+    assert [e[2] for e in episodes] == [1] * expected

@@ -6,12 +6,11 @@ space is back, without waiting for the stale-episode check (set to 120 s here)."
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import sqlite3
 import subprocess
-import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,16 @@ from PIL import Image
 
 from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 from tests.faults.processes import (
+    FAKE_RUN_EPISODES,
+    RunRows,
+    assert_played_once,
+    duplicated,
+    fake_run_queue,
     log_of,
-    site_env,
+    manage,
     start_beat,
     start_celery_worker,
+    wait_for_recovery,
     wait_until,
 )
 from tests.leaderboard.workers import stop_worker
@@ -30,7 +35,6 @@ from tests.leaderboard.workers import stop_worker
 pytestmark = pytest.mark.slow
 
 FULL_S = 10
-SCENE = "tienkung-allegro-logo_0"
 DISK = "64m"
 SUFFIXES = {"png": "png", "webp": "webp", "thumb": "thumb.webp"}
 
@@ -75,90 +79,38 @@ def test_a_run_goes_on_once_the_full_disk_has_space_again(small_disk, tmp_path, 
         "MIRRORBENCH_EPISODE_STALE_S": "120",
         "MIRRORBENCH_STALE_CHECK_S": "1",
     }
-
-    def manage(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            env=site_env(env),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done.stdout
-
-    manage("migrate", "--noinput")
+    manage(env, "migrate", "--noinput")
     worker = beat = None
     try:
         with FakeOpenAI() as fake:
             fake.enqueue(*[Scripted(200, delay_s=0.3)] * 400)
             worker = start_celery_worker(env=env, queues=("models",))
             beat = start_beat(env=env)
-            out = manage(
-                *("evaluate", "--agent", "openai:fake-vl", "--base-url", fake.base_url),
-                *("--scenes", SCENE, "--levels", "0,1,2,3", "--image-size", "32"),
-                *("--kind", "open-weights", "--json"),
-            )
-            run_id = json.loads(out.strip().splitlines()[-1])["run"]
-            steps_sql = (
-                "SELECT count(*) FROM leaderboard_step s JOIN leaderboard_episode e "
-                "ON s.episode_id = e.id WHERE e.run_id = ?"
-            )
-
-            def steps() -> int:
-                return int(rows(db, steps_sql, run_id)[0][0])
-
-            def status() -> str:
-                return str(
-                    rows(db, "SELECT status FROM leaderboard_run WHERE id = ?", run_id)[0][0]
-                )
-
-            wait_until(lambda: steps() >= 5, timeout=90, what="no step was stored")
+            run = RunRows(partial(rows, db), fake_run_queue(env, fake.base_url), "?")
+            wait_until(lambda: run.steps() >= 5, timeout=90, what="no step was stored")
             filler = fill(small_disk)
             time.sleep(FULL_S)
-            in_full = steps()
+            in_full = run.steps()
             filler.unlink()
-            back = time.monotonic()
-            wait_until(
-                lambda: steps() > in_full or status() != "running",
-                timeout=60,
-                what="no step was stored after space came back",
-            )
-            recovered = time.monotonic() - back
-            wait_until(
-                lambda: status() == "completed",
-                timeout=90,
-                what="the run did not complete after space came back",
-            )
+            recovered = wait_for_recovery(run.steps, run.status, before=in_full, part="space")
     finally:
         for process in (beat, worker):
             if process is not None:
                 stop_worker(process)
     logs = "".join(log_of(p) for p in (worker, beat) if p is not None)
-    episodes = rows(
-        db,
-        "SELECT id, status, attempts, steps_taken FROM leaderboard_episode WHERE run_id = ?",
-        run_id,
-    )
-    indices = rows(
-        db,
-        'SELECT s.episode_id, s."index", s.frame_key FROM leaderboard_step s '
-        "JOIN leaderboard_episode e ON s.episode_id = e.id WHERE e.run_id = ? ORDER BY 1, 2",
-        run_id,
-    )
+    episodes = run.episodes()
+    indices = run.step_rows()
     fault_row(
         f"data disk full {FULL_S} s (tmpfs {DISK})",
         len(episodes),
         sum(1 for e in episodes if e[1] == "completed"),
-        sum(e[2] - 1 for e in episodes) + len(indices) - len({(e, i) for e, i, _ in indices}),
+        duplicated(episodes, indices),
         recovered,
     )
     # The errors said what happened.
     assert "No space left on device" in logs or "database or disk is full" in logs
     assert rows(db, "PRAGMA integrity_check") == [("ok",)]
-    assert [e[1] for e in episodes] == ["completed"] * 4
-    for episode_id, _, _, taken in episodes:
-        assert [i for e, i, _ in indices if e == episode_id] == list(range(taken))
+    assert_played_once(episodes, indices, FAKE_RUN_EPISODES)
     # Every frame a step names is stored whole, each file once.
     frames = small_disk / "media" / "frames"
     keys = {key for _, _, key in indices}
@@ -169,4 +121,3 @@ def test_a_run_goes_on_once_the_full_disk_has_space_again(small_disk, tmp_path, 
     names = [p.name for p in frames.rglob("*") if p.is_file()]
     stray = [n for n in names if not re.fullmatch(r"[0-9a-f]{40}\.(png|webp|thumb\.webp)", n)]
     assert not stray, f"files stored under other names: {stray}"
-    assert [e[2] for e in episodes] == [1] * 4

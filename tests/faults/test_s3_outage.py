@@ -29,37 +29,26 @@ BUCKET = "frames"
 SCENE = "tienkung-allegro-logo_0"  # one scene: its set-up is paid once (8 s on a busy CPU)
 
 
-@pytest.fixture
-def moto_url():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 def bucket_objects(client) -> list[str]:
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
     return [item["Key"] for page in pages for item in page.get("Contents", [])]
 
 
 @pytest.mark.parametrize("outage", ["503", "unreachable"])
-def test_frames_are_stored_through_an_s3_outage(outage, moto_url, results, fault_row):
+def test_frames_are_stored_through_an_s3_outage(outage, s3_server, results, fault_row):
     from leaderboard.selectors import FRAME_VARIANTS, frame_path
     from leaderboard.services.runs import RunSpec, run_create
 
     credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     s3 = boto3.client(
         "s3",
-        endpoint_url=moto_url,
+        endpoint_url=s3_server,
         region_name="us-east-1",
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
     s3.create_bucket(Bucket=BUCKET)
-    proxy = S3Proxy(moto_url).start()
+    proxy = S3Proxy(s3_server).start()
     env = {
         **credentials,
         **results.env,
