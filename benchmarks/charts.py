@@ -43,36 +43,36 @@ def main() -> None:
     setup_s = build_data_dir(data)
     from django.test import Client
 
-    from leaderboard import charts
-    from leaderboard.chart_selectors import chart_runs, chart_runs_for, default_slugs
-    from leaderboard.selectors import tracks_page
+    from leaderboard.boards.selectors import tracks_page
+    from leaderboard.charts import figures
+    from leaderboard.charts.selectors import chart_runs, chart_runs_for, default_slugs
 
     picked = ["synthetic-model-000", "synthetic-model-001", "gpt-41-api", "random"]
 
-    def build(figure: Callable[[], charts.Chart]) -> Callable[[], str]:
-        return lambda: json.dumps(charts.chart_json(figure()))
+    def build(figure: Callable[[], figures.Chart]) -> Callable[[], str]:
+        return lambda: json.dumps(figures.chart_json(figure()))
 
-    def tracks() -> charts.Chart:
+    def tracks() -> figures.Chart:
         page = tracks_page()
-        return charts.tracks_figure(page.table_iii, page.models)
+        return figures.tracks_figure(page.table_iii, page.models)
 
     builders: dict[str, Callable[[], str]] = {
-        "stability (Fig. 2)": build(lambda: charts.stability_figure(chart_runs())),
-        "stability ranking (Fig. 5)": build(lambda: charts.stability_ranking_figure(chart_runs())),
+        "stability (Fig. 2)": build(lambda: figures.stability_figure(chart_runs())),
+        "stability ranking (Fig. 5)": build(lambda: figures.stability_ranking_figure(chart_runs())),
         "radar, 4 models": build(
-            lambda: charts.radar_figure(chart_runs_for(version="v2", slugs=picked))
+            lambda: figures.radar_figure(chart_runs_for(version="v2", slugs=picked))
         ),
         "trajectories, 4 models": build(
-            lambda: charts.trajectories_figure(chart_runs_for(version="v2", slugs=picked))
+            lambda: figures.trajectories_figure(chart_runs_for(version="v2", slugs=picked))
         ),
         "radar, default models": build(
-            lambda: charts.radar_figure(
+            lambda: figures.radar_figure(
                 chart_runs_for(version="v2", slugs=default_slugs(chart_runs()))
             )
         ),
         "tracks (Table III)": build(tracks),
     }
-    shown = len(charts.stability_runs(chart_runs()))
+    shown = len(figures.stability_runs(chart_runs()))
     print(f"MirrorBench charts benchmark: {ENTRIES} entries x 264 episodes + the paper's 20 rows")
     print(
         f"(built in {setup_s:.0f} s; {shown} models on Fig. 2; median of {REQUESTS} builds: "

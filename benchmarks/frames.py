@@ -69,7 +69,7 @@ import django
 django.setup()
 from django.test import Client
 from leaderboard.models import Episode, Frame
-from leaderboard.services.frames import episode_frames_register, frames_render
+from leaderboard.frames.services import episode_frames_register, frames_render
 
 size, scene = int(sys.argv[1]), sys.argv[2]
 episodes = list(Episode.objects.select_related("scene", "run").filter(scene__scene_id=scene))
@@ -101,7 +101,7 @@ DISTINCT = r"""
 import django
 django.setup()
 from leaderboard.models import Run
-from leaderboard.selectors import run_scene_cells
+from leaderboard.frames.selectors import run_scene_cells
 run = Run.objects.exclude(source="reported").get()
 print(sum(len(set(c)) for c in run_scene_cells(run_id=run.pk).values()))
 """
@@ -170,8 +170,8 @@ print(f"{took:.1f} {Frame.objects.filter(stored__isnull=False).count()}")
 """
 
 QUEUE_ORACLE = (
-    "from leaderboard.services.entries import model_entry_upsert; "
-    "from leaderboard.services.runs import RunSpec, run_create; "
+    "from leaderboard.boards.entries import model_entry_upsert; "
+    "from leaderboard.runs.services import RunSpec, run_create; "
     "run_create(model_entry=model_entry_upsert(name='Oracle', kind='baseline'), "
     "spec=RunSpec(agent='oracle'))"
 )

@@ -38,7 +38,7 @@ def main() -> None:
         f"(built in {setup_s:.0f} s; median of {REQUESTS} requests through the Django test "
         "client: server time)"
     )
-    from leaderboard.services.data_version import data_version_bump, data_version_cache_clear
+    from leaderboard.data_version import data_version_bump, data_version_cache_clear
 
     print(f"{'':48} {'uncached':>10} {'cached':>9}")
     for url in (

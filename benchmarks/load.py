@@ -58,8 +58,8 @@ def build_data_dir(data: Path) -> float:
     from evaluation.agents import RandomAgent
     from evaluation.bundle import read_bundle
     from evaluation.runner import run
-    from leaderboard.services.entries import model_entry_upsert
-    from leaderboard.services.imports import run_import_bundle
+    from leaderboard.boards.entries import model_entry_upsert
+    from leaderboard.runs.imports import run_import_bundle
     from simulation.catalogue import select_scenes
 
     print(f"code under test: {Path(leaderboard.__file__).parent}")

@@ -52,7 +52,7 @@ def main() -> None:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from leaderboard.services.submissions import submission_create
+    from leaderboard.submissions.services import submission_create
 
     with open(os.devnull, "w") as quiet:
         call_command("prepare_data_dir", stdout=quiet)

@@ -7,6 +7,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.boards.entries import entry_name_match
+from leaderboard.data_version import data_version_bump
+from leaderboard.errors import FieldError
 from leaderboard.models import (
     ApiToken,
     BenchmarkVersion,
@@ -18,9 +21,6 @@ from leaderboard.models import (
     Step,
     Submission,
 )
-from leaderboard.services.data_version import data_version_bump
-from leaderboard.services.entries import entry_name_match
-from leaderboard.services.errors import FieldError
 
 
 class ChangesTables:
@@ -47,7 +47,7 @@ class ChangesTables:
 class ModelEntryForm(forms.ModelForm):
     """A new or changed name is stored in its display form (NFKC, spaces collapsed) and
     refused, as at every other door, when it holds what nobody can see or looks like another
-    entry's name (``leaderboard.names``); an unchanged name is left as it is."""
+    entry's name (``leaderboard.accounts.names``); an unchanged name is left as it is."""
 
     class Meta:
         model = ModelEntry

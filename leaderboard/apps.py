@@ -10,7 +10,7 @@ class LeaderboardConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from leaderboard import checks  # noqa: F401 (registers the system checks)
-        from leaderboard.services.accounts import user_saved
+        from leaderboard.accounts.services import user_saved
 
         # Every account's name is compared with at sign-up, however it was made.
         post_save.connect(

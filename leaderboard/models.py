@@ -1,7 +1,7 @@
 """Leaderboard data: model entries, benchmark versions, scenes, runs, episodes, steps, scores.
 
-Rows hold data and single-row rules only; writes go through ``leaderboard.services`` and
-reads through ``leaderboard.selectors``.
+Rows hold data and single-row rules only; writes go through each feature's services and
+reads through its selectors (``leaderboard/<feature>/``).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from django.db import models
 from evaluation.bundle import METRIC_KEYS, episode_record
 from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
-from leaderboard.names import MAX_KEY_CHARS, MAX_SKELETON_BYTES, name_key, name_skeletons
+from leaderboard.accounts.names import MAX_KEY_CHARS, MAX_SKELETON_BYTES, name_key, name_skeletons
 from simulation.catalogue import UnknownSceneError
 from simulation.versions import BENCHMARK_VERSION
 
 
 def _look_alike_column(max_length: int, **kwargs: Any) -> models.CharField[str | None, str | None]:
-    """A unique column of a name's key or skeleton (``leaderboard.names``): NULL, unlike '',
-    is never a duplicate, so a row whose value an older row already has keeps it empty."""
+    """A unique column of a name's key or skeleton (``leaderboard.accounts.names``): NULL,
+    unlike '', is never a duplicate, so a row whose value an older row has keeps it empty."""
     return models.CharField(max_length=max_length, unique=True, null=True, **kwargs)
 
 
@@ -39,14 +39,14 @@ class ModelEntry(models.Model):
     name_key = _look_alike_column(
         MAX_KEY_CHARS,
         editable=False,
-        help_text="The name case-folded (leaderboard.names.name_key): equal keys are one name. "
-        "Empty on an entry stored before the check whose name an older entry already had.",
+        help_text="The name case-folded (leaderboard.accounts.names.name_key): equal keys are one "
+        "name. Empty on an entry stored before the check whose name an older entry already had.",
     )
     name_skeleton = _look_alike_column(
         MAX_SKELETON_BYTES,
         editable=False,
-        help_text="What the name looks like (leaderboard.names.name_skeleton): no two entries "
-        "share one. Empty as name_key is.",
+        help_text="What the name looks like (leaderboard.accounts.names.name_skeleton): no two "
+        "entries share one. Empty as name_key is.",
     )
     name_skeleton_folded = _look_alike_column(
         MAX_SKELETON_BYTES,
@@ -563,7 +563,7 @@ class Frame(models.Model):
 
 
 class AccountName(models.Model):
-    """A user name's key and skeletons (``leaderboard.names``): no two accounts look alike.
+    """A user name's key and skeletons (``leaderboard.accounts.names``): no two accounts look alike.
 
     Kept by ``services.accounts`` whenever a user is saved. Sign-up refuses a name whose key or
     either skeleton another account has; a column is empty where an older account already had the

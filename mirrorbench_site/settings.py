@@ -261,7 +261,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # The token class first: a request without credentials gets 401 with
         # `WWW-Authenticate: Token`, saying how to authenticate, rather than a bare 403.
-        "leaderboard.authentication.ApiTokenAuthentication",
+        "leaderboard.accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Every view that writes names a scope (tests/leaderboard/test_abuse_limits.py checks). The
@@ -380,7 +380,7 @@ EMAIL_PORT = envint("DJANGO_EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = envstr("DJANGO_EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = envstr("DJANGO_EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = envbool("DJANGO_EMAIL_USE_TLS", False)
-# Per-provider limits shared by all workers (JSON, see leaderboard.selectors.limits_for).
+# Per-provider limits shared by all workers (JSON, see leaderboard.runs.selectors.limits_for).
 MIRRORBENCH_PROVIDER_LIMITS = envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
 MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
 # Prices per million tokens, by agent spec, for the cost shown on run pages:

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from leaderboard.forms import LimitedPasswordResetForm
-from leaderboard.views import favicon
+from leaderboard.accounts.forms import LimitedPasswordResetForm
+from leaderboard.pages import favicon
 
 urlpatterns = [
     path("favicon.ico", favicon),

@@ -22,7 +22,7 @@ def _empty_cache():
     shared by the suite, and a flushed database may repeat a data version."""
     from django.core.cache import caches
 
-    from leaderboard.services.data_version import data_version_cache_clear
+    from leaderboard.data_version import data_version_cache_clear
 
     def clear() -> None:
         for alias in ("default", "limits"):

@@ -8,7 +8,7 @@ from django.db import migrations, models
 def _claim(rows, describe):
     """Yield (row, key, skeleton, folded skeleton): the first row to have a value keeps it, a
     later look-alike gets None (its name stays; a moderator renames or removes it)."""
-    from leaderboard.names import name_key, name_skeletons
+    from leaderboard.accounts.names import name_key, name_skeletons
 
     taken: list[dict[str, str]] = [{}, {}, {}]
     for row, name in rows:
@@ -92,12 +92,12 @@ class Migration(migrations.Migration):
         _entry_name_field(
             "name_key",
             800,
-            "The name case-folded (leaderboard.names.name_key): equal keys are one name. Empty on an entry stored before the check whose name an older entry already had.",
+            "The name case-folded (leaderboard.accounts.names.name_key): equal keys are one name. Empty on an entry stored before the check whose name an older entry already had.",
         ),
         _entry_name_field(
             "name_skeleton",
             2000,
-            "What the name looks like (leaderboard.names.name_skeleton): no two entries share one. Empty as name_key is.",
+            "What the name looks like (leaderboard.accounts.names.name_skeleton): no two entries share one. Empty as name_key is.",
         ),
         _entry_name_field(
             "name_skeleton_folded",

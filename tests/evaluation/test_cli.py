@@ -1,9 +1,11 @@
 """The evaluation commands of the mirrorbench CLI: prompt, run, score, verify."""
 
 import json
+from importlib import metadata
 
 import pytest
 
+from evaluation.bundle import DISTRIBUTION
 from evaluation.cli import main
 
 
@@ -192,6 +194,12 @@ def test_version_names_the_tool_and_the_benchmark(capsys):
     assert main(["--version"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("mirrorbench ") and "(benchmark v3)" in out
+
+
+def test_version_is_the_installed_distributions(capsys):
+    assert main(["--version"]) == 0
+    version = capsys.readouterr().out.split()[1]
+    assert version == metadata.version(DISTRIBUTION) and version != "unknown"
 
 
 def test_help_lists_every_subcommand(capsys):

@@ -30,8 +30,8 @@ FAST_CHECK = {"MIRRORBENCH_EPISODE_STALE_S": "20", "MIRRORBENCH_STALE_CHECK_S": 
 
 
 def test_two_beats_queue_each_episode_twice_and_each_is_claimed_once(results, fault_row):
-    from leaderboard.services.entries import model_entry_upsert
-    from leaderboard.services.runs import RunSpec, run_create, run_start
+    from leaderboard.boards.entries import model_entry_upsert
+    from leaderboard.runs.services import RunSpec, run_create, run_start
 
     entry = model_entry_upsert(name="Random", kind="baseline")
     spec = RunSpec(agent="random", scenes="robot", levels=(1,), image_size=32)

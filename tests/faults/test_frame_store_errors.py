@@ -11,8 +11,8 @@ import pytest
 from django.core.files.storage import default_storage
 from PIL import Image
 
-from leaderboard.selectors import FRAME_VARIANTS, frame_exists, frame_path
-from leaderboard.services import frames
+from leaderboard.frames import services as frames
+from leaderboard.frames.selectors import FRAME_VARIANTS, frame_exists, frame_path
 
 pytestmark = pytest.mark.django_db
 

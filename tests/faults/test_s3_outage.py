@@ -36,8 +36,8 @@ def bucket_objects(client) -> list[str]:
 
 @pytest.mark.parametrize("outage", ["503", "unreachable"])
 def test_frames_are_stored_through_an_s3_outage(outage, s3_server, results, fault_row):
-    from leaderboard.selectors import FRAME_VARIANTS, frame_path
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.frames.selectors import FRAME_VARIANTS, frame_path
+    from leaderboard.runs.services import RunSpec, run_create
 
     credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     s3 = boto3.client(

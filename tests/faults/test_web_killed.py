@@ -39,7 +39,7 @@ def files_under(folder: Path) -> list[str]:
 
 
 def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path, fault_row):
-    from leaderboard.services.tokens import api_token_create
+    from leaderboard.submissions.tokens import api_token_create
 
     alice = UserFactory(username="alice")
     key = api_token_create(user=alice, name="ci").key
@@ -54,7 +54,7 @@ def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path,
     web = start_web(
         port,
         env=env,
-        slow={"leaderboard.services.submissions:verify_bundle": 120},
+        slow={"leaderboard.submissions.services:verify_bundle": 120},
         markers=markers,
     )
     answers: list[object] = []

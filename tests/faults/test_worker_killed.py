@@ -22,8 +22,8 @@ FAST_CHECK = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "
 
 
 def small_run(agent: str = "random") -> Run:
-    from leaderboard.services.entries import model_entry_upsert
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.boards.entries import model_entry_upsert
+    from leaderboard.runs.services import RunSpec, run_create
 
     entry = model_entry_upsert(name=agent.title(), kind="baseline")
     spec = RunSpec(agent=agent, scenes="robot", levels=(1,), image_size=32)
@@ -45,7 +45,7 @@ def test_a_worker_killed_while_scoring_a_finished_run(tmp_path, fault_row, setti
     first = start_celery_worker(
         env=FAST_CHECK,
         queues=("models",),
-        slow={"leaderboard.services.runs:run_scores_refresh": 120},
+        slow={"leaderboard.worker:run_scores_refresh": 120},
         markers=markers,
     )
     try:
@@ -94,8 +94,8 @@ def test_a_worker_killed_while_rendering_a_runs_frames(tmp_path, fault_row, sett
     from django.core.files.storage import default_storage
     from PIL import Image
 
-    from leaderboard.selectors import FRAME_VARIANTS, frame_path
-    from leaderboard.services.frames import run_eager_frame_keys
+    from leaderboard.frames.selectors import FRAME_VARIANTS, frame_path
+    from leaderboard.frames.services import run_eager_frame_keys
 
     settings.MIRRORBENCH_EPISODE_STALE_S = 2
     markers = tmp_path / "markers"
@@ -103,7 +103,7 @@ def test_a_worker_killed_while_rendering_a_runs_frames(tmp_path, fault_row, sett
     # The render queue's worker stops inside storing a frame it has just rendered.
     first = start_celery_worker(
         env=FAST_CHECK,
-        slow={"leaderboard.services.frames:frame_store": 120},
+        slow={"leaderboard.frames.services:frame_store": 120},
         markers=markers,
     )
     try:

@@ -17,9 +17,9 @@ from factory.django import DjangoModelFactory
 from evaluation.agents import MirrorConfusedAgent, OracleAgent, RandomAgent
 from evaluation.bundle import read_bundle
 from evaluation.runner import run
+from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import ModelEntry, Run
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.imports import run_import_bundle
+from leaderboard.runs.imports import run_import_bundle
 from simulation.catalogue import select_scenes
 from simulation.render import DEFAULT_SIZE
 

@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 from benchmarks import verify_limits as costly
 from evaluation.verify import MAX_ERRORS_PER_RECORD, MAX_PROBLEMS
 from leaderboard.models import Run, Submission
-from leaderboard.services.submissions import SHOWN_PROBLEMS
-from leaderboard.services.tokens import api_token_create
+from leaderboard.submissions.services import SHOWN_PROBLEMS
+from leaderboard.submissions.tokens import api_token_create
 from tests.leaderboard.test_hosted_runs import form_data, public_dns  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("public_dns")]

@@ -3,7 +3,7 @@
 import pytest
 
 from leaderboard.models import Episode, Run
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db

@@ -17,11 +17,11 @@ from evaluation.agents import RandomAgent
 from evaluation.bundle import Bundle, read_bundle
 from evaluation.metrics import METRICS, TRACKS
 from evaluation.runner import run
-from leaderboard.forms import LeaderboardQueryForm
+from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.boards.forms import LeaderboardQueryForm
+from leaderboard.boards.selectors import TABLES, leaderboard_table, tracks_page
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.selectors import TABLES, leaderboard_table, tracks_page
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.imports import (
+from leaderboard.runs.imports import (
     REFERENCE_FIXTURE,
     reference_results_load,
     run_import_bundle,

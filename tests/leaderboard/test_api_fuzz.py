@@ -19,8 +19,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from leaderboard.models import ApiToken, Episode, ModelEntry, Run
-from leaderboard.services.imports import reference_results_load
-from leaderboard.services.tokens import key_hash
+from leaderboard.runs.imports import reference_results_load
+from leaderboard.submissions.tokens import key_hash
 from tests.leaderboard.factories import import_run, make_bundle
 
 CHECKS = [not_a_server_error, response_schema_conformance]

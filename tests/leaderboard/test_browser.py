@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.browser import CHROMIUM
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 from tests.leaderboard.test_pages import page_rows
 

@@ -1,12 +1,15 @@
-"""The figure builders (leaderboard.charts): every chart's numbers are the tables' numbers."""
+"""The figure builders (leaderboard.charts.figures): each chart's numbers are the tables'."""
 
 from __future__ import annotations
 
 import pytest
 
 from evaluation.metrics import cognitive_stability, cognitive_stability_ci
-from leaderboard import charts
-from leaderboard.chart_selectors import (
+from leaderboard.boards.entries import benchmark_current, model_entry_upsert
+from leaderboard.boards.scores import run_scores_refresh
+from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table, tracks_page
+from leaderboard.charts import figures
+from leaderboard.charts.selectors import (
     ChartRun,
     best_model_slug,
     chart_runs,
@@ -15,10 +18,8 @@ from leaderboard.chart_selectors import (
     runs_by_model,
 )
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
-from leaderboard.selectors import LeaderboardFilters, leaderboard_table, run_results, tracks_page
-from leaderboard.services.entries import benchmark_current, model_entry_upsert
-from leaderboard.services.imports import reference_results_load
-from leaderboard.services.scores import run_scores_refresh
+from leaderboard.runs.imports import reference_results_load
+from leaderboard.runs.selectors import run_results
 from tests.leaderboard.factories import import_run
 
 LEVELS = ("0", "1", "2", "3")
@@ -68,7 +69,7 @@ def trace_points(figure):
 
 
 def test_the_stability_chart_has_one_bubble_per_model_with_per_scene_results(board):
-    chart = charts.stability_figure(board)
+    chart = figures.stability_figure(board)
     figure = chart.figure
     assert trace_points(figure) == {"Proprietary": 1, "Open weights": 2, "Baseline": 1}
     by_name = {}
@@ -83,7 +84,7 @@ def test_the_stability_chart_has_one_bubble_per_model_with_per_scene_results(boa
 
 
 def test_open_weights_bubbles_grow_with_parameters_and_proprietary_ones_are_fixed(board):
-    figure = charts.stability_figure(board).figure
+    figure = figures.stability_figure(board).figure
     traces = {trace["name"]: trace for trace in figure["data"]}
     assert traces["Open weights"]["marker"]["size"] == [72.0, 8.0]
     assert traces["Open weights"]["marker"]["sizemode"] == "area"
@@ -92,23 +93,23 @@ def test_open_weights_bubbles_grow_with_parameters_and_proprietary_ones_are_fixe
 
 
 def test_the_quadrant_lines_are_cs_zero_and_the_random_policys_avg(board):
-    shapes = charts.stability_figure(board).figure["layout"]["shapes"]
+    shapes = figures.stability_figure(board).figure["layout"]["shapes"]
     vertical, horizontal = shapes
     assert vertical["x0"] == vertical["x1"] == pytest.approx(0.05)
     assert horizontal["y0"] == horizontal["y1"] == 0
     without_random = [run for run in board if run.slug != "random"]
-    assert charts.stability_figure(without_random).figure["layout"]["shapes"][0]["x0"] == 0
+    assert figures.stability_figure(without_random).figure["layout"]["shapes"][0]["x0"] == 0
 
 
 def test_the_stability_table_has_the_charts_numbers(board):
-    table = charts.stability_table(board)
+    table = figures.stability_table(board)
     assert table.columns[-2:] == ["CS", "CS 95% CI"]
     assert [row[0] for row in table.rows] == ["Alpha", "Beta", "Gamma", "Random"]
     assert table.rows[1][4:] == ["0.250", "0.500", "0.000 to 0.750"]
 
 
 def test_the_stability_ranking_puts_the_highest_on_top_with_its_interval(board):
-    chart = charts.stability_ranking_figure(board)
+    chart = figures.stability_ranking_figure(board)
     layout = chart.figure["layout"]
     assert layout["yaxis"]["categoryarray"] == ["Gamma", "Random", "Beta", "Alpha"]
     proprietary = next(t for t in chart.figure["data"] if t["name"] == "Proprietary")
@@ -122,7 +123,7 @@ def test_the_stability_ranking_puts_the_highest_on_top_with_its_interval(board):
 
 def test_the_radar_has_a_closed_line_per_model_and_level_on_a_common_scale(board):
     picked = board[:2] + board[4:]
-    chart = charts.radar_figure(picked)
+    chart = figures.radar_figure(picked)
     data = chart.figure["data"]
     assert len(data) == 2 * 4
     first = data[0]
@@ -139,7 +140,7 @@ def test_the_radar_has_a_closed_line_per_model_and_level_on_a_common_scale(board
 
 
 def test_the_trajectories_have_one_line_per_model_and_metric_with_the_level_values(board):
-    chart = charts.trajectories_figure(board[:3])
+    chart = figures.trajectories_figure(board[:3])
     data = chart.figure["data"]
     assert len(data) == 3 * 4
     alpha_tsr = data[0]
@@ -151,13 +152,13 @@ def test_the_trajectories_have_one_line_per_model_and_metric_with_the_level_valu
 
 def test_model_names_cannot_inject_markup_or_hover_fields():
     run = chart_run(1, "<b>x</b> %{y}", "proprietary", cs=1.0)
-    trace = charts.trajectories_figure([run]).figure["data"][0]
+    trace = figures.trajectories_figure([run]).figure["data"][0]
     assert "<b>x</b>" not in trace["name"] and "%{y}" not in trace["hovertemplate"].split("<br>")[0]
-    assert charts.stability_table([run]).rows[0][0] == "<b>x</b> %{y}"
+    assert figures.stability_table([run]).rows[0][0] == "<b>x</b> %{y}"
 
 
 def test_every_chart_downloads_png_and_says_its_filename(board):
-    document = charts.chart_json(charts.stability_figure(board))
+    document = figures.chart_json(figures.stability_figure(board))
     config = document["config"]
     assert config["toImageButtonOptions"] == {
         "format": "png",
@@ -169,7 +170,7 @@ def test_every_chart_downloads_png_and_says_its_filename(board):
 
 
 def test_the_palette_is_okabe_ito():
-    assert set(charts.OKABE_ITO.values()) >= {
+    assert set(figures.OKABE_ITO.values()) >= {
         "#E69F00",
         "#56B4E9",
         "#009E73",
@@ -179,8 +180,8 @@ def test_the_palette_is_okabe_ito():
         "#CC79A7",
         "#000000",
     }
-    colours = {c for c, _ in charts.KIND_STYLES.values()} | {c for c, *_ in charts.SERIES_STYLES}
-    assert colours <= set(charts.OKABE_ITO.values())
+    colours = {c for c, _ in figures.KIND_STYLES.values()} | {c for c, *_ in figures.SERIES_STYLES}
+    assert colours <= set(figures.OKABE_ITO.values())
 
 
 # From the database: the chart selectors read what the tables read.
@@ -280,7 +281,7 @@ def test_the_default_models_are_the_three_best_with_levels_and_random(paper_and_
 @pytest.mark.django_db
 def test_the_tracks_chart_draws_table_iii(paper_and_baselines):
     page = tracks_page()
-    chart = charts.tracks_figure(page.table_iii, page.models)
+    chart = figures.tracks_figure(page.table_iii, page.models)
     bars = {trace["name"]: trace["y"] for trace in chart.figure["data"]}
     assert set(bars) == {"Human", "Robot", "Overall"}
     for track in ("human", "robot", "overall"):

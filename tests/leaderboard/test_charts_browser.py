@@ -7,7 +7,7 @@ import re
 import pytest
 
 from leaderboard.models import ModelEntry
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.factories import import_run
 from tests.leaderboard.test_browser import query

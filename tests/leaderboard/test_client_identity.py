@@ -218,7 +218,7 @@ FLOOD = 850
 def test_a_flood_of_anonymous_pages_resets_neither_a_token_rate_nor_a_verification_slot(
     client, alice, settings, monkeypatch
 ):
-    from leaderboard.services.submissions import QuotaExceeded, _verification_slot
+    from leaderboard.submissions.services import QuotaExceeded, _verification_slot
 
     rates(monkeypatch, tokens="2/hour")
     settings.MIRRORBENCH_MAX_ACTIVE_VERIFICATIONS = 1
@@ -238,7 +238,7 @@ def test_a_flood_of_anonymous_pages_resets_neither_a_token_rate_nor_a_verificati
 
 
 def test_unknown_parameters_share_the_cached_page(client, monkeypatch):
-    from leaderboard import views
+    from leaderboard.boards import views
 
     built = []
     real = views.leaderboard_table
@@ -264,8 +264,8 @@ def test_unknown_parameters_share_the_cached_page(client, monkeypatch):
 
 
 def test_a_tables_links_keep_every_filter_and_nothing_else():
-    from leaderboard.forms import LeaderboardQueryForm
-    from leaderboard.views import filters_query
+    from leaderboard.boards.forms import LeaderboardQueryForm
+    from leaderboard.boards.views import filters_query
 
     every = {
         "kind": ["open-weights", "proprietary"],

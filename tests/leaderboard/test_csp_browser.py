@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard.models import Episode, ModelEntry
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.factories import UserFactory, import_run, make_bundle
 

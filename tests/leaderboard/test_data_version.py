@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from leaderboard.models import DataVersion, ModelEntry, Run
-from leaderboard.services.data_version import (
+from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.boards.scores import run_list_on_leaderboard
+from leaderboard.data_version import (
     data_version,
     data_version_bump,
     data_version_cache_clear,
     data_version_cached,
 )
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.imports import reference_results_load
-from leaderboard.services.runs import RunSpec, run_cancel, run_create
-from leaderboard.services.scores import run_list_on_leaderboard
+from leaderboard.models import DataVersion, ModelEntry, Run
+from leaderboard.runs.imports import reference_results_load
+from leaderboard.runs.services import RunSpec, run_cancel, run_create
 from tests.leaderboard.factories import UserFactory, import_run
 
 pytestmark = pytest.mark.django_db

@@ -82,8 +82,8 @@ def _file(content: bytes):
 def test_an_unconfirmed_user_cannot_start_a_hosted_run(client, mailoutbox):
     from django.contrib.auth.models import Permission
 
-    from leaderboard.services.errors import FieldError
-    from leaderboard.services.runs import hosted_run_create
+    from leaderboard.errors import FieldError
+    from leaderboard.runs.services import hosted_run_create
 
     _signup(client)
     user = EmailConfirmation.objects.get().user
@@ -169,7 +169,7 @@ def test_mails_to_one_account_are_bounded_whatever_address_and_kind(client, sett
 
 def test_accounts_made_by_staff_count_as_confirmed(client, mailoutbox, small, settings, tmp_path):
     """No row: made in the admin or by createsuperuser (or before sign-ups confirmed)."""
-    from leaderboard.services.mail import email_confirmed
+    from leaderboard.accounts.mail import email_confirmed
 
     settings.MEDIA_ROOT = tmp_path / "media"
     alice = UserFactory(username="alice", email="alice@example.org")

@@ -13,9 +13,10 @@ from django.urls import reverse
 from evaluation.bundle import read_bundle
 from evaluation.outbound import ALLOW_PRIVATE_ENV, ErrorSummary, error_summary
 from evaluation.verify import verify_bundle
+from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.runs import RunSpec, episode_evaluate, run_create, run_start
+from leaderboard.runs.services import RunSpec, run_create, run_start
+from leaderboard.worker import episode_evaluate
 from tests.evaluation.fake_providers import FakeOpenAI, Scripted, openai_error
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.selectors import eta_range, eta_text, run_progress
-from leaderboard.services.runs import RunSpec, run_create
+from leaderboard.runs.selectors import eta_range, eta_text, run_progress
+from leaderboard.runs.services import RunSpec, run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 

@@ -4,13 +4,13 @@ import pytest
 from django.core.files.storage import default_storage, storages
 from django.test import override_settings
 
-from leaderboard.models import Episode, Frame
-from leaderboard.selectors import frame_exists, frame_path
-from leaderboard.services.frames import (
+from leaderboard.frames.selectors import frame_exists, frame_path
+from leaderboard.frames.services import (
     episode_frames_register,
     episode_frames_render,
     frame_store,
 )
+from leaderboard.models import Episode, Frame
 from simulation.render import frame_key, renderer_version
 from tests.leaderboard.factories import import_run, make_bundle
 
@@ -78,7 +78,7 @@ def test_frames_of_another_renderer_build_are_skipped_not_remade(episode, settin
     settings.MEDIA_ROOT = tmp_path / "media"
     keys = episode_frames_register(episode)
     Frame.objects.filter(pk=keys[0]).update(renderer="v2-mujoco-0.0-scene0")
-    from leaderboard.services.frames import frames_render
+    from leaderboard.frames.services import frames_render
 
     count = frames_render(keys)
     assert count.rendered == len(set(keys)) - 1

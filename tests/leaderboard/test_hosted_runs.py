@@ -7,7 +7,7 @@ Alice and bob may start hosted runs (``leaderboard.add_run``); charlie, an outsi
 import pytest
 
 from leaderboard.models import Run, RunSecret
-from leaderboard.secrets import decrypt
+from leaderboard.runs.secrets import decrypt
 
 pytestmark = pytest.mark.django_db
 KEY = "sk-hosted-secret-4242"
@@ -123,7 +123,7 @@ def test_the_api_starts_a_hosted_run(client, alice, charlie, django_capture_on_c
 
 
 def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_callbacks):
-    from leaderboard.services.runs import hosted_run_create, run_cancel
+    from leaderboard.runs.services import hosted_run_create, run_cancel
 
     with django_capture_on_commit_callbacks(execute=False):
         run = hosted_run_create(
@@ -145,8 +145,8 @@ def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_cal
     "base_url", ["http://169.254.169.254/v1", "http://2130706433/v1", "http://[::ffff:10.0.0.1]/"]
 )
 def test_a_run_without_a_key_has_its_base_url_checked_too(base_url):
-    from leaderboard.services.errors import FieldError
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.errors import FieldError
+    from leaderboard.runs.services import RunSpec, run_create
     from tests.leaderboard.factories import ModelEntryFactory
 
     with pytest.raises(FieldError) as caught:
@@ -164,7 +164,8 @@ def _generation_sent(body):
 def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_changes):
     """Run one hosted episode in this process against ``fake``; return the run."""
     from evaluation.outbound import ALLOW_PRIVATE_ENV
-    from leaderboard.services.runs import RunSpec, episode_evaluate, run_create, run_start
+    from leaderboard.runs.services import RunSpec, run_create, run_start
+    from leaderboard.worker import episode_evaluate
 
     settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
     monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the worker's own switch (the fake is loopback)
@@ -189,7 +190,7 @@ def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_c
 def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
     settings, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from leaderboard.services.runs import RunSpec
+    from leaderboard.runs.services import RunSpec
     from tests.evaluation.fake_providers import FakeOpenAI
     from tests.leaderboard.factories import ModelEntryFactory
 
@@ -207,7 +208,7 @@ def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
     assert run.metadata["generation"] == {"temperature": 0.0, "max_tokens": None}
     # And each stored step, what went on the wire, in the run's bundle too (never the endpoint).
     from leaderboard.models import Step
-    from leaderboard.selectors import run_bundle
+    from leaderboard.runs.selectors import run_bundle
 
     steps = Step.objects.filter(episode__run=run)
     assert steps and all(step.request["params"] == {"temperature": 0.0} for step in steps)
@@ -339,7 +340,7 @@ def test_endpoints_chosen_by_users_use_standard_ports_only(client, alice, base_u
 
 
 def test_staff_and_the_site_may_use_any_port(moderator, django_capture_on_commit_callbacks):
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.runs.services import RunSpec, run_create
     from tests.leaderboard.factories import ModelEntryFactory
 
     url = f"https://{PUBLIC_HOST}:8443/v1"
@@ -354,7 +355,7 @@ def test_staff_and_the_site_may_use_any_port(moderator, django_capture_on_commit
 
 
 def test_the_port_rule_can_be_widened_or_lifted(client, alice, settings):
-    from leaderboard.endpoints import EndpointRefused, endpoint_check
+    from leaderboard.runs.endpoints import EndpointRefused, endpoint_check
 
     url = f"https://{PUBLIC_HOST}:8443/v1"
     with pytest.raises(EndpointRefused, match="standard port 443 or 80"):
@@ -378,16 +379,11 @@ def test_a_users_outbound_requests_are_capped_per_day(
     import time
 
     from evaluation.outbound import ALLOW_PRIVATE_ENV
+    from leaderboard.errors import FieldError
     from leaderboard.models import Episode, ProviderWindow, Step
-    from leaderboard.services.errors import FieldError
-    from leaderboard.services.limits import DAY_S, owner_requests_today
-    from leaderboard.services.runs import (
-        RunSpec,
-        episode_evaluate,
-        hosted_run_create,
-        run_create,
-        run_start,
-    )
+    from leaderboard.runs.limits import DAY_S, owner_requests_today
+    from leaderboard.runs.services import RunSpec, hosted_run_create, run_create, run_start
+    from leaderboard.worker import episode_evaluate
     from tests.evaluation.fake_providers import FakeOpenAI
     from tests.leaderboard.factories import ModelEntryFactory
 

@@ -13,7 +13,7 @@ from django.db import DatabaseError
 
 from evaluation.bundle import MAX_LINE_BYTES
 from leaderboard.models import Episode, ModelEntry, Run, Step
-from leaderboard.services import imports
+from leaderboard.runs import imports
 from tests.leaderboard.factories import import_run, make_bundle
 
 pytestmark = pytest.mark.django_db

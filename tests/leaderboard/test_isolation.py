@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from leaderboard import worker
+from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
-from leaderboard.services import runs as run_services
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.errors import FieldError
-from leaderboard.services.runs import RunSpec, hosted_run_create, run_create
+from leaderboard.runs import services as run_services
+from leaderboard.runs.services import RunSpec, hosted_run_create, run_create
 from tests.evaluation.fake_providers import FakeOpenAI, RecordedRequest, Scripted, openai_error
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +58,7 @@ def play(owner: Any, fake: FakeOpenAI, key: str, name: str) -> Episode:
     )
     run = run_create(model_entry=entry, spec=spec, owner=owner, api_key=key)
     (episode_id,) = run_services.run_start(run_id=run.pk)
-    run_services.episode_evaluate(episode_id=episode_id)
+    worker.episode_evaluate(episode_id=episode_id)
     return Episode.objects.get(pk=episode_id)
 
 
@@ -87,8 +88,8 @@ def test_the_cache_scope_is_the_owner_or_the_server(alice):
     entry = model_entry_upsert(name="Random", kind=ModelEntry.Kind.BASELINE)
     server = run_create(model_entry=entry, spec=RunSpec(agent="random", scenes=SCENE))
     hosted = run_create(model_entry=entry, spec=RunSpec(agent="random", scenes=SCENE), owner=alice)
-    assert run_services.cache_scope(server) == "server"
-    assert run_services.cache_scope(hosted) == f"user:{alice.pk}"
+    assert worker.cache_scope(server) == "server"
+    assert worker.cache_scope(hosted) == f"user:{alice.pk}"
 
 
 def hosted(user: Any, **changes: Any) -> Run:

@@ -3,9 +3,9 @@
 import pytest
 
 from leaderboard.models import Episode, ModelEntry, ProviderWindow, Run
-from leaderboard.selectors import limits_for, parallel_slots_free, provider_key
-from leaderboard.services.limits import rate_acquire
-from leaderboard.services.runs import RunSpec, run_create
+from leaderboard.runs.limits import rate_acquire
+from leaderboard.runs.selectors import limits_for, parallel_slots_free, provider_key
+from leaderboard.runs.services import RunSpec, run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db

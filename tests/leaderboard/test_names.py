@@ -3,7 +3,7 @@
 Model entries (the submission form and API, ``mirrorbench submit`` through that API, hosted
 runs' form and API, play's Human entries, the admin) and user names (sign-up) are stored in
 their NFKC form and compared on a case-folded key and a TR39 skeleton
-(``leaderboard.names``). Every example is written with escapes: the look-alikes would be
+(``leaderboard.accounts.names``). Every example is written with escapes: the look-alikes would be
 invisible here otherwise.
 """
 
@@ -19,11 +19,11 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
+from leaderboard.accounts.names import NameRefused, _prototypes, name_check, name_key, name_skeleton
+from leaderboard.boards.entries import model_entry_create, model_entry_upsert
+from leaderboard.errors import FieldError
 from leaderboard.models import AccountName, ModelEntry, Run, RunSecret, Submission
-from leaderboard.names import NameRefused, _prototypes, name_check, name_key, name_skeleton
-from leaderboard.services.entries import model_entry_create, model_entry_upsert
-from leaderboard.services.errors import FieldError
-from leaderboard.services.play import human_run_ensure
+from leaderboard.play.services import human_run_ensure
 from tests.leaderboard.factories import UserFactory, make_bundle
 from tests.leaderboard.test_hosted_runs import form_data, public_dns  # noqa: F401 (fixture)
 
@@ -52,7 +52,7 @@ LOOK_ALIKES = [
 ]
 
 
-# The rule (leaderboard.names).
+# The rule (leaderboard.accounts.names).
 
 
 @pytest.mark.parametrize(

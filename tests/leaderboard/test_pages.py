@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db
@@ -259,7 +259,7 @@ def test_pages_use_a_fixed_small_number_of_queries(client, django_assert_num_que
 
 
 def test_a_column_where_every_model_ties_gets_no_mark(paper):
-    from leaderboard.selectors import LeaderboardFilters, leaderboard_table
+    from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table
 
     board = leaderboard_table(table="3", filters=LeaderboardFilters())
     assert set(board.frame["human_tsr"].round(3)) == {0.0}

@@ -14,10 +14,10 @@ from evaluation.agents import oracle_options
 from evaluation.bundle import Bundle
 from evaluation.prompts import BENIGN_NOTE, CHOICE_LINE
 from evaluation.verify import verify_bundle
+from leaderboard.errors import FieldError
 from leaderboard.models import Episode, Frame, ModelEntry, Play, Run, Step, Submission
-from leaderboard.play_selectors import human_set_bundle, quick_scene_ids, subset_episodes
-from leaderboard.services.errors import FieldError
-from leaderboard.services.play import (
+from leaderboard.play.selectors import human_set_bundle, quick_scene_ids, subset_episodes
+from leaderboard.play.services import (
     PLAY_TTL,
     Player,
     PlayNotFound,
@@ -26,7 +26,7 @@ from leaderboard.services.play import (
     play_start,
     plays_expired_delete,
 )
-from leaderboard.services.submissions import submission_publish, submission_review
+from leaderboard.submissions.services import submission_publish, submission_review
 from simulation.catalogue import get_scene
 from tests.leaderboard.factories import import_run, make_bundle
 

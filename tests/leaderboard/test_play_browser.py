@@ -11,7 +11,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 
 from leaderboard.models import Episode, Play
-from leaderboard.play_selectors import human_set_bundle
+from leaderboard.play.selectors import human_set_bundle
 from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.test_play import SCENE, optimal_options
 

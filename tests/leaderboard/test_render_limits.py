@@ -22,10 +22,9 @@ from django.utils import timezone
 from PIL import Image
 
 from evaluation.agents import oracle_options
-from leaderboard.models import Frame, Run, Scene, Submission
-from leaderboard.selectors import frame_exists, frame_path
-from leaderboard.services import frames as frames_service
-from leaderboard.services.frames import (
+from leaderboard.frames import services as frames_service
+from leaderboard.frames.selectors import frame_exists, frame_path
+from leaderboard.frames.services import (
     FrameSpec,
     frame_store,
     frames_evict,
@@ -34,6 +33,7 @@ from leaderboard.services.frames import (
     frames_stored_bytes,
     gallery_frames_register,
 )
+from leaderboard.models import Frame, Run, Scene, Submission
 from simulation.catalogue import get_scene
 from simulation.render import DEFAULT_SIZE, frame_key
 from tests.leaderboard.factories import import_run, make_bundle
@@ -348,7 +348,7 @@ def test_an_upload_declaring_an_image_size_the_site_does_not_serve_is_refused(
 
 
 def test_the_sizes_served_are_the_galleries_the_play_pages_and_the_settings(settings):
-    from leaderboard.services.submissions import served_image_sizes
+    from leaderboard.submissions.services import served_image_sizes
 
     settings.MIRRORBENCH_PLAY_IMAGE_SIZE = 1024
     settings.MIRRORBENCH_IMAGE_SIZES = [1024]

@@ -12,12 +12,12 @@ from django.core.files.storage import storages
 from django.test import override_settings
 
 from evaluation.confusion import CONFUSED_THRESHOLD
-from leaderboard.models import Episode, Frame, Run, Step
-from leaderboard.services.frames import (
+from leaderboard.frames.services import (
     episode_frames_register,
     frames_render,
     run_eager_frame_keys,
 )
+from leaderboard.models import Episode, Frame, Run, Step
 from simulation.render import frame_key, renderer_version
 from tests.leaderboard.factories import import_run, make_bundle
 
@@ -303,7 +303,7 @@ def test_the_gallery_lists_every_scene_and_a_scene_page_has_its_three_frames(cli
 
 @pytest.fixture
 def paper_scenes(db):
-    from leaderboard.services.imports import reference_results_load
+    from leaderboard.runs.imports import reference_results_load
 
     reference_results_load()
 

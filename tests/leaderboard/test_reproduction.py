@@ -10,7 +10,8 @@ import pytest
 from evaluation.cli import main
 from evaluation.outbound import ALLOW_PRIVATE_ENV
 from leaderboard.models import Run, Submission
-from leaderboard.services.runs import episode_evaluate, run_start
+from leaderboard.runs.services import run_start
+from leaderboard.worker import episode_evaluate
 from tests.evaluation.fake_providers import FakeOpenAI, Scripted, openai_completion
 
 pytestmark = pytest.mark.django_db

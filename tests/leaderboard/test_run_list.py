@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.selectors import run_list
+from leaderboard.runs.selectors import run_list
 from tests.leaderboard.factories import import_run
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 import pytest
 
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.services.runs import RunSpec, run_create
+from leaderboard.runs.services import RunSpec, run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +85,8 @@ def test_a_finished_run_offers_its_bundle_which_verifies(
 ):
     from evaluation.bundle import read_bundle
     from evaluation.verify import verify_bundle
-    from leaderboard.services.runs import episode_evaluate, run_start
+    from leaderboard.runs.services import run_start
+    from leaderboard.worker import episode_evaluate
 
     entry = ModelEntryFactory(name="Oracle", kind=ModelEntry.Kind.BASELINE)
     with django_capture_on_commit_callbacks(execute=False):

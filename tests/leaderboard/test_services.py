@@ -7,10 +7,10 @@ import pytest
 
 from evaluation.bundle import episode_results, read_bundle
 from evaluation.metrics import METRICS, TRACKS, score_json
+from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table, tracks_page
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
-from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_page
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.imports import (
+from leaderboard.runs.imports import (
     REFERENCE_FIXTURE,
     BundleRejected,
     reference_results_load,

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from leaderboard.models import Episode, ModelEntry
-from leaderboard.services.imports import reference_results_load
+from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.factories import UserFactory, import_run
 

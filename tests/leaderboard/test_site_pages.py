@@ -6,8 +6,8 @@ import pytest
 from django.test import RequestFactory, override_settings
 from django.views.defaults import server_error
 
+from leaderboard.boards.entries import benchmark_current
 from leaderboard.models import Run
-from leaderboard.services.entries import benchmark_current
 from tests.leaderboard.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 
 from leaderboard.models import ApiToken, ModelEntry, Run, Submission
-from leaderboard.services.tokens import api_token_create
+from leaderboard.submissions.tokens import api_token_create
 from tests.leaderboard.factories import make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -378,7 +378,7 @@ def test_run_then_submit_from_the_command_line_then_approve_then_the_board(
 
 
 def submission_publish_and_approve(submission, owner, moderator):
-    from leaderboard.services.submissions import submission_publish, submission_review
+    from leaderboard.submissions.services import submission_publish, submission_review
 
     submission_publish(submission=submission, user=owner)
     submission_review(submission=submission, moderator=moderator, decision="approve")
@@ -387,7 +387,7 @@ def submission_publish_and_approve(submission, owner, moderator):
 def test_a_flagged_entry_keeps_its_page_with_the_moderators_note(
     client, alice, moderator_user, bundles
 ):
-    from leaderboard.services.submissions import submission_review
+    from leaderboard.submissions.services import submission_review
 
     client.force_login(alice)
     full = Path(bundles["oracle"]).read_bytes()
@@ -441,8 +441,8 @@ def test_who_may_see_and_change_a_submission(client, who, alice, bob, moderator_
 
 def test_a_moderator_cannot_decide_on_their_own_submission(client, moderator_user, small):
     """The page offers no decision, the review is refused with a reason; another moderator may."""
-    from leaderboard.services.errors import FieldError
-    from leaderboard.services.submissions import submission_review
+    from leaderboard.errors import FieldError
+    from leaderboard.submissions.services import submission_review
     from tests.leaderboard.factories import UserFactory
 
     client.force_login(moderator_user)

@@ -4,11 +4,11 @@ from typing import Any
 
 import pytest
 
+from leaderboard.boards.entries import benchmark_current
+from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table, tracks_page
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
-from leaderboard.selectors import LeaderboardFilters, leaderboard_table, tracks_page
-from leaderboard.services.entries import benchmark_current
-from leaderboard.services.imports import reference_results_load
-from leaderboard.services.runs import baseline_runs_ensure, runs_retired_fail
+from leaderboard.runs.imports import reference_results_load
+from leaderboard.runs.services import baseline_runs_ensure, runs_retired_fail
 from tests.leaderboard.factories import ModelEntryFactory, import_run
 
 pytestmark = pytest.mark.django_db

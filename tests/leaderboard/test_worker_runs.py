@@ -9,8 +9,8 @@ from django.core.management import call_command
 from evaluation.bundle import read_bundle
 from evaluation.outbound import ALLOW_PRIVATE_ENV
 from evaluation.verify import verify_bundle
+from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table
 from leaderboard.models import Episode, ModelEntry, Run, Step
-from leaderboard.selectors import LeaderboardFilters, leaderboard_table
 from tests.leaderboard.factories import ModelEntryFactory
 from tests.leaderboard.workers import Results, start_worker, stop_worker
 
@@ -77,8 +77,8 @@ def test_a_duplicated_task_does_nothing(worker, results, capsys):
 
 
 def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatch):
-    from leaderboard.services.entries import model_entry_upsert
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.boards.entries import model_entry_upsert
+    from leaderboard.runs.services import RunSpec, run_create
 
     fast_recovery = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "1"}
     monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
@@ -125,7 +125,7 @@ def unfinished(episodes: set[int]) -> int:
 def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled(
     results,
 ):
-    from leaderboard.services.runs import RunSpec, run_cancel, run_create
+    from leaderboard.runs.services import RunSpec, run_cancel, run_create
     from leaderboard.tasks import episode_evaluate
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
@@ -287,8 +287,8 @@ def test_runs_complete_with_a_redis_broker(redis_url):
 
 
 def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
-    from leaderboard.services.entries import model_entry_upsert
-    from leaderboard.services.runs import RunSpec, run_create
+    from leaderboard.boards.entries import model_entry_upsert
+    from leaderboard.runs.services import RunSpec, run_create
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
     with FakeOpenAI() as fake:
@@ -329,8 +329,9 @@ def test_a_workers_episodes_share_its_render_pool(settings, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     import evaluation.render_pool as render_pool_module
-    from leaderboard.services import frames as frames_service
-    from leaderboard.services.runs import RunSpec, episode_evaluate, run_create, run_start
+    from leaderboard.frames import services as frames_service
+    from leaderboard.runs.services import RunSpec, run_create, run_start
+    from leaderboard.worker import episode_evaluate
     from simulation.mujoco_backend import MujocoRenderer
     from tests.evaluation.fake_providers import FakeOpenAI
 

@@ -123,9 +123,9 @@ def test_https_mode_redirects_and_sets_hsts(client, settings):
 def test_without_the_key_an_https_server_refuses_api_keys_and_writes_nothing(
     django_user_model, settings
 ):
+    from leaderboard.errors import FieldError
     from leaderboard.models import ModelEntry, Run, RunSecret
-    from leaderboard.services.errors import FieldError
-    from leaderboard.services.runs import hosted_run_create
+    from leaderboard.runs.services import hosted_run_create
 
     alice = django_user_model.objects.create_user("alice")
     settings.MIRRORBENCH_HTTPS = True

@@ -12,10 +12,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.metrics import score_json
 from evaluation.progress import RunProgress
 from evaluation.prompts import LEVELS
+from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import ModelEntry, Run
-from leaderboard.selectors import run_progress, run_results
-from leaderboard.services.entries import model_entry_upsert
-from leaderboard.services.runs import RunSpec, run_create
+from leaderboard.runs.selectors import run_progress, run_results
+from leaderboard.runs.services import RunSpec, run_create
 
 BASELINE_NAMES = {"random": "Random", "oracle": "Oracle", "mirror-confused": "Mirror-confused"}
 FINAL = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.CANCELLED)

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.models import Run
-from leaderboard.selectors import run_bundle
+from leaderboard.runs.selectors import run_bundle
 
 
 class Command(BaseCommand):

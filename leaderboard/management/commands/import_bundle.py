@@ -10,7 +10,7 @@ from django.db import DatabaseError
 
 from evaluation.bundle import BundleError, read_bundle
 from leaderboard.models import ModelEntry, Run
-from leaderboard.services.imports import BundleRejected, model_entry_import_bundle
+from leaderboard.runs.imports import BundleRejected, model_entry_import_bundle
 
 SHOWN_PROBLEMS = 20
 """Problems quoted in the error; ``mirrorbench verify FILE`` lists every one."""
@@ -52,7 +52,7 @@ class Command(BaseCommand):
                 f"{path} does not verify ({len(exc.problems)} problems); nothing was imported:\n"
                 + "\n".join(shown)
             ) from None
-        except ValueError as exc:  # a name refused by leaderboard.names, or like another's
+        except ValueError as exc:  # a name refused by leaderboard.accounts.names, or like another's
             raise CommandError(f"{exc}; nothing was imported") from None
         except DatabaseError as exc:
             # Whatever verifies fits the columns; this is a bug or a database outage.

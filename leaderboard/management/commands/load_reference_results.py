@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from leaderboard.services.imports import REFERENCE_FIXTURE, reference_results_load
+from leaderboard.runs.imports import REFERENCE_FIXTURE, reference_results_load
 
 
 class Command(BaseCommand):

@@ -12,14 +12,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.models import Frame, Run
-from leaderboard.services.frames import (
+from leaderboard.frames.services import (
     frames_render,
     frames_unstored,
     gallery_frames_register,
     run_eager_frame_keys,
     run_frames_register,
 )
+from leaderboard.models import Frame, Run
 from simulation.render import DEFAULT_SIZE
 
 

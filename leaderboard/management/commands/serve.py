@@ -41,7 +41,7 @@ from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.management.commands.prepare_data_dir import PRIVATE_UMASK
-from leaderboard.services.runs import baseline_runs_ensure
+from leaderboard.runs.services import baseline_runs_ensure
 from mirrorbench_site.celery import beat_command, privileges_options, worker_command
 
 logger = logging.getLogger(__name__)

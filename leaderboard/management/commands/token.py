@@ -7,8 +7,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.services.errors import FieldError
-from leaderboard.services.tokens import api_token_create
+from leaderboard.errors import FieldError
+from leaderboard.submissions.tokens import api_token_create
 
 
 class Command(BaseCommand):

@@ -1,0 +1,80 @@
+"""Forms of the boards: the leaderboard's filters and sort."""
+
+from __future__ import annotations
+
+from django import forms
+
+from leaderboard.boards.selectors import SORT_KEYS, LeaderboardFilters
+from leaderboard.models import ModelEntry, Run
+from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
+
+
+class LeaderboardQueryForm(forms.Form):
+    """The GET parameters of a table page, its CSV and its API: all optional."""
+
+    kind = forms.MultipleChoiceField(choices=ModelEntry.Kind.choices, required=False)
+    source = forms.MultipleChoiceField(choices=Run.Source.choices, required=False)
+    params_min = forms.FloatField(required=False, min_value=0, label="Min. parameters (B)")
+    params_max = forms.FloatField(required=False, min_value=0, label="Max. parameters (B)")
+    q = forms.CharField(required=False, max_length=100, label="Search")
+    sort = forms.ChoiceField(choices=[(k, k) for k in SORT_KEYS], required=False)
+    order = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+    version = forms.ChoiceField(
+        choices=[(v, v) for v in (*KNOWN_VERSIONS, *RETIRED_VERSIONS)],
+        required=False,
+        label="Benchmark version",
+        help_text=f"Defaults to the current version, {BENCHMARK_VERSION}.",
+    )
+    rendered_by = forms.ChoiceField(
+        choices=[("mujoco", "mujoco"), ("isaac", "isaac")],
+        required=False,
+        label="Renderer",
+        help_text="mujoco: runs whose agents saw this site's MuJoCo frames; isaac: Isaac Sim's "
+        "(the paper's reported rows, and runs rendered with MIRRORBENCH_RENDERER=isaac).",
+    )
+    baselines = forms.ChoiceField(
+        choices=[("show", "show")],
+        required=False,
+        label="Show every baseline",
+        help_text="show: the sanity-check baselines (the oracle) too; hidden by default.",
+    )
+    ci = forms.ChoiceField(
+        choices=[("show", "show")],
+        required=False,
+        label="Show intervals",
+        help_text="show: each score's 95% interval as a half-width beside it (pages only).",
+    )
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        low, high = data.get("params_min"), data.get("params_max")
+        if low is not None and high is not None and low > high:
+            self.add_error("params_max", "must be at least params_min")
+        return data
+
+    def filters(self) -> LeaderboardFilters:
+        """Return the validated filters (call after is_valid())."""
+        data = self.cleaned_data
+        sort = data.get("sort") or "rank"
+        order = data.get("order") or ("asc" if sort in ("rank", "model") else "desc")
+        return LeaderboardFilters(
+            kinds=tuple(data.get("kind") or ()),
+            sources=tuple(data.get("source") or ()),
+            params_min=data.get("params_min"),
+            params_max=data.get("params_max"),
+            q=(data.get("q") or "").strip(),
+            sort=sort,
+            descending=order == "desc",
+            version=data.get("version") or BENCHMARK_VERSION,
+            renderer=data.get("rendered_by") or "",
+            baselines=data.get("baselines") == "show",
+            intervals=data.get("ci") == "show",
+        )
+
+    def error_text(self) -> str:
+        """Return every error as 'field: message' lines, naming what was expected."""
+        lines = []
+        for field, errors in self.errors.items():
+            for error in errors:
+                lines.append(f"{field}: {error}")
+        return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""Writes: a run's score tables, and which runs the leaderboards list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from evaluation.metrics import (
+    METRICS,
+    EpisodeResult,
+    bootstrap_ci,
+    cognitive_stability,
+    cognitive_stability_ci,
+    score_json,
+)
+from evaluation.prompts import LEVELS
+from leaderboard.data_version import data_version_bump
+from leaderboard.models import (
+    Episode,
+    Run,
+    RunScore,
+)
+from simulation.catalogue import scene_set
+
+
+def score_rows(
+    run: Run,
+    tables: dict[str, Any],
+    ci: dict[str, Any] | None = None,
+    counts: dict[str, dict[str, int]] | None = None,
+) -> list[RunScore]:
+    rows = []
+    for table, tracks in tables.items():
+        if tracks is None:
+            continue
+        for track, cell in tracks.items():
+            if cell is None:
+                continue
+            interval = ci.get(table, {}).get(track) if ci else None
+            rows.append(
+                RunScore(
+                    run=run,
+                    table=table,
+                    track=track,
+                    **{m: float(cell[m]) for m in METRICS},
+                    ci={m: [float(lo), float(hi)] for m, (lo, hi) in interval.items()}
+                    if interval
+                    else None,
+                    episodes=(counts or {}).get(table, {}).get(track),
+                )
+            )
+    return rows
+
+
+def run_list_if_complete(*, run: Run) -> bool:
+    """List a complete public run on the leaderboard; return whether it was listed.
+
+    Complete means every scene at every level, with no episode lost to transport errors: only
+    such runs are ranked; partial ones are kept and shown on their model's page. One rule for
+    uploaded bundles and runs evaluated here.
+    """
+    if run.visibility != Run.Visibility.PUBLIC:
+        return False
+    episodes = run.episodes.aggregate(
+        total=Count("pk"),
+        scenes=Count("scene", distinct=True),
+        levels=Count("level", distinct=True),
+        errors=Count("pk", filter=~Q(status=Episode.Status.COMPLETED)),
+    )
+    complete = (
+        episodes["errors"] == 0
+        and episodes["scenes"] == len(scene_set())
+        and episodes["levels"] == len(LEVELS)
+        and episodes["total"] == len(scene_set()) * len(LEVELS)
+    )
+    if complete:
+        run_list_on_leaderboard(run=run)
+    return complete
+
+
+def run_list_on_leaderboard(*, run: Run) -> None:
+    """Show ``run`` on its version's leaderboard in place of older runs of its model and source.
+
+    Each benchmark version has its own leaderboard: a v2 run never unlists a v1 run.
+    """
+    Run.objects.filter(
+        model_entry=run.model_entry,
+        source=run.source,
+        benchmark_id=run.benchmark_id,
+        listed=True,
+    ).exclude(pk=run.pk).update(listed=False)
+    Run.objects.filter(pk=run.pk).update(listed=True)
+    run.listed = True
+    data_version_bump()
+
+
+@transaction.atomic
+def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
+    """Recompute a run's tables, confidence intervals and cognitive stability from its episodes."""
+    from leaderboard.runs.selectors import run_results
+
+    results = run_results(run=run)
+    _stability_store(run, results, n_resamples)
+    scores = score_json(results)
+    tables: dict[str, Any] = {**scores["levels"], "overall": scores["overall"]}
+    intervals = bootstrap_ci(results, n_resamples=n_resamples)
+    ci: dict[str, Any] = {**intervals["levels"], "overall": intervals["overall"]}
+    counts = _episode_counts(results)
+    run.scores.all().delete()
+    RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
+    run_behaviour_refresh(run=run)
+    data_version_bump()
+
+
+def run_behaviour_refresh(*, run: Run) -> None:
+    """Recompute a run's mirror-self confusion, bad-response and collision rates."""
+    from evaluation.confusion import behaviour_json
+    from leaderboard.runs.selectors import run_behaviour_records
+    from simulation.catalogue import UnknownSceneError
+
+    try:
+        behaviour: Any = behaviour_json(run_behaviour_records(run=run))
+    except UnknownSceneError:  # a retired scene set: there is no mirror image to aim at
+        behaviour = None
+    Run.objects.filter(pk=run.pk).update(behaviour=behaviour)
+    run.behaviour = behaviour
+
+
+def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for r in results:
+        if r.status != "completed":
+            continue
+        for table in (str(r.level), "overall"):
+            row = counts.setdefault(table, {"human": 0, "robot": 0, "overall": 0})
+            row[r.track.lower()] += 1
+            row["overall"] += 1
+    return counts
+
+
+def _stability_store(run: Run, results: list[EpisodeResult], n_resamples: int) -> None:
+    """Store the run's cognitive stability and its interval: computed here, never per request."""
+    interval = cognitive_stability_ci(results, n_resamples=n_resamples)
+    stability = cognitive_stability(results)
+    ci = [interval[0], interval[1]] if interval else None
+    Run.objects.filter(pk=run.pk).update(cognitive_stability=stability, cognitive_stability_ci=ci)
+    run.cognitive_stability, run.cognitive_stability_ci = stability, ci

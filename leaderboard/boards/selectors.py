@@ -1,0 +1,441 @@
+"""Reads: the leaderboards (overall, per level, per track), their filters, the model entries."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+
+from evaluation.metrics import METRICS, TRACKS, track_table
+from leaderboard.models import (
+    ModelEntry,
+    Run,
+    RunScore,
+)
+from simulation.versions import BENCHMARK_VERSION
+
+TABLES = ("overall", "0", "1", "2", "3")
+
+
+SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
+
+
+CSV_COLUMNS = ["rank", "model", "kind", "params_b", "source", *SCORE_COLUMNS, "cognitive_stability"]
+
+
+SORT_KEYS = ("rank", "model", "params_b", *SCORE_COLUMNS, "cognitive_stability")
+
+
+_INFO = [
+    "run_id",
+    "model",
+    "slug",
+    "kind",
+    "params_b",
+    "organisation",
+    "source",
+    "cognitive_stability",
+    "reference",
+    "agent",
+    "partial",
+    "renderer",
+]
+
+
+RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
+
+
+"""Only multimodal models are ranked and marked; baselines and the human reference are
+reference rows: shown for comparison, never ranked against."""
+
+
+SANITY_CHECK_AGENTS = ("oracle",)
+
+
+"""Baselines hidden unless asked for (``baselines=show``): the oracle knows the way to the mark,
+so its 1.000s say the scoring works, not how hard the task is."""
+
+
+def key_column(sort: str) -> str:
+    """Return the score column a phone shows beside the model: the sorted one, else the
+    ranking score (overall AVG)."""
+    return sort if sort in (*SCORE_COLUMNS, "cognitive_stability") else "overall_avg"
+
+
+@dataclass(frozen=True)
+class LeaderboardFilters:
+    """What a visitor filtered and sorted by (validated by ``leaderboard.boards.forms``)."""
+
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    params_min: float | None = None
+    params_max: float | None = None
+    q: str = ""
+    sort: str = "rank"
+    descending: bool = False
+    version: str = BENCHMARK_VERSION
+    """The benchmark version whose runs are ranked; versions never share a table."""
+    baselines: bool = False
+    """Show every baseline, the sanity checks (the oracle) too."""
+    intervals: bool = False
+    """Show each cell's 95% interval as a half-width beside it, not only on hover."""
+    renderer: str = ""
+    """Only runs whose agent saw this renderer's frames: "mujoco" or "isaac"; "" for all."""
+
+
+def episodes_href(run_id: int, table: str, track: str) -> str:
+    """Return the address of a table cell's episodes: its run's list, filtered."""
+    query = [f"level={table}"] if table != "overall" else []
+    query += [f"track={track}"] if track != "overall" else []
+    return f"/runs/{run_id}/" + (f"?{'&'.join(query)}" if query else "") + "#episodes"
+
+
+@dataclass
+class LeaderboardTable:
+    """A ranked leaderboard: one row per listed run, plus the best and second-best marks."""
+
+    table: str
+    frame: pd.DataFrame
+    marks: dict[str, dict[int, str]] = field(default_factory=dict)
+    """column -> {run_id: "first" | "second"}"""
+    total: int = 0
+    """Rows before filtering."""
+    version: str = BENCHMARK_VERSION
+    key: str = "overall_avg"
+    """The score column shown beside the model on a phone (``key_column``)."""
+    intervals: bool = False
+    hidden: int = 0
+    """Sanity-check baselines left out (``LeaderboardFilters.baselines``)."""
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Return the rows as dicts; ``cells`` holds each score column's value, mark and CI."""
+        rows = []
+        for record in self.frame.to_dict("records"):
+            cells = []
+            # Rows with episodes link each cell to them: that run, level and track.
+            linked = record["source"] != Run.Source.REPORTED
+            for i, column in enumerate(SCORE_COLUMNS):
+                value = record[column]
+                ci = record.get(f"{column}_ci")
+                track = column.split("_")[0]
+                cells.append(
+                    {
+                        "value": None if _missing(value) else value,
+                        "mark": self.marks.get(column, {}).get(record["run_id"], ""),
+                        "ci": ci if isinstance(ci, list | tuple) else None,
+                        "episodes": _count(record.get(f"{track}_episodes")),
+                        "group_start": i % len(METRICS) == 0,
+                        "href": episodes_href(int(record["run_id"]), self.table, track)
+                        if linked
+                        else "",
+                        "intervals": self.intervals,
+                    }
+                )
+            info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
+            key = record[self.key]
+            key_cell = {
+                "value": None if _missing(key) else key,
+                "mark": self.marks.get(self.key, {}).get(record["run_id"], ""),
+            }
+            rows.append({**info, "cells": cells, "key": key_cell, "version": self.version})
+        return rows
+
+    def csv_rows(self) -> list[list[Any]]:
+        """Return the rows of the CSV download (columns ``CSV_COLUMNS``): parameter counts as
+        written (``7``, ``0.5``), everything else as its value."""
+        rows = []
+        for record in self.frame[CSV_COLUMNS].to_dict("records"):
+            params = record["params_b"]
+            record["params_b"] = "" if _missing(params) else f"{params:g}"
+            rank = record["rank"]
+            record["rank"] = None if _missing(rank) else int(rank)
+            rows.append([record[column] for column in CSV_COLUMNS])
+        return rows
+
+
+def _count(value: Any) -> int | None:
+    return None if _missing(value) else int(value)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _public_scores(table: str, version: str) -> QuerySet[RunScore]:
+    return RunScore.objects.filter(
+        table=table,
+        run__listed=True,
+        run__visibility=Run.Visibility.PUBLIC,
+        run__benchmark__name=version,
+    )
+
+
+def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.DataFrame:
+    """Return one wide row per listed public run: model info and every score column.
+
+    One query: the scores of ``table`` joined with their runs and model entries.
+    """
+    values = _public_scores(table, version).values(
+        "run_id",
+        "track",
+        *METRICS,
+        "ci",
+        "episodes",
+        "run__source",
+        "run__agent",
+        "run__cognitive_stability",
+        "run__model_entry__name",
+        "run__model_entry__slug",
+        "run__model_entry__kind",
+        "run__model_entry__params_b",
+        "run__model_entry__organisation",
+        "run__submission__partial",
+        "run__metadata__renderer__version",
+    )
+    wide: dict[int, dict[str, Any]] = {}
+    for v in values:
+        row = wide.setdefault(
+            v["run_id"],
+            {
+                "run_id": v["run_id"],
+                "model": v["run__model_entry__name"],
+                "slug": v["run__model_entry__slug"],
+                "kind": v["run__model_entry__kind"],
+                "params_b": v["run__model_entry__params_b"],
+                "organisation": v["run__model_entry__organisation"],
+                "source": v["run__source"],
+                "agent": v["run__agent"],
+                "reference": v["run__model_entry__kind"] not in RANKED_KINDS,
+                # Stored with the scores (services.scores); None without per-scene results.
+                "cognitive_stability": v["run__cognitive_stability"],
+                # An uploaded bundle of fewer than 264 episodes that a moderator let on.
+                "partial": bool(v["run__submission__partial"]),
+                "renderer": _renderer_family(
+                    v["run__source"], v["run__metadata__renderer__version"]
+                ),
+            },
+        )
+        track = v["track"]
+        row[f"{track}_episodes"] = v["episodes"]
+        for metric in METRICS:
+            row[f"{track}_{metric}"] = v[metric]
+            if v["ci"]:
+                row[f"{track}_{metric}_ci"] = v["ci"].get(metric)
+    rows = list(wide.values())
+    # Every score column exists even when no row has it (an empty table, a missing track).
+    columns = dict.fromkeys([*_INFO, *SCORE_COLUMNS, *(key for row in rows for key in row)])
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def _sanity_checks(frame: pd.DataFrame) -> pd.Series:
+    """Return which rows are sanity-check baselines (hidden unless ``baselines`` is set)."""
+    baseline = frame["kind"].eq(ModelEntry.Kind.BASELINE)
+    oracle = frame["agent"].isin(SANITY_CHECK_AGENTS) | frame["slug"].isin(SANITY_CHECK_AGENTS)
+    return baseline & oracle
+
+
+def _renderer_family(source: str, version: Any) -> str:
+    """Which renderer a run's agent saw: "isaac" for the paper's rows (the authors rendered
+    in Isaac Sim) and Isaac runs, "mujoco" for this site's, "" when a bundle does not say."""
+    if source == Run.Source.REPORTED:
+        return "isaac"
+    text = str(version or "")
+    if "isaacsim" in text:
+        return "isaac"
+    return "mujoco" if "mujoco" in text else ""
+
+
+def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    if filters.renderer:
+        mask &= frame["renderer"] == filters.renderer
+    if not filters.baselines:
+        mask &= ~_sanity_checks(frame)
+    if filters.kinds:
+        mask &= frame["kind"].isin(filters.kinds)
+    if filters.sources:
+        mask &= frame["source"].isin(filters.sources)
+    if filters.params_min is not None:
+        mask &= frame["params_b"].ge(filters.params_min).fillna(False).astype(bool)
+    if filters.params_max is not None:
+        mask &= frame["params_b"].le(filters.params_max).fillna(False).astype(bool)
+    if filters.q:
+        needle = filters.q.lower()
+        mask &= frame["model"].str.lower().str.contains(needle, regex=False) | frame[
+            "organisation"
+        ].str.lower().str.contains(needle, regex=False)
+    return frame[mask]
+
+
+def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
+    """Mark the highest and second-highest value of each column, as the paper does.
+
+    Only multimodal models compete: the human reference and the baselines (reference rows) are
+    never marked and never take a mark. A column where every model has the same value gets no
+    mark.
+    """
+    contenders = frame[frame["kind"].isin(RANKED_KINDS)]
+    marks: dict[str, dict[int, str]] = {}
+    for column in SCORE_COLUMNS:
+        values = contenders[column].dropna().astype(float).round(3)
+        ranked = sorted(set(values), reverse=True)[:2]
+        column_marks: dict[int, str] = {}
+        if len(ranked) < 2:
+            # Every row ties (e.g. TSR 0.000 everywhere at level 3): a mark would say nothing.
+            marks[column] = column_marks
+            continue
+        for run_id, value in zip(contenders.loc[values.index, "run_id"], values, strict=True):
+            if ranked and value == ranked[0]:
+                column_marks[int(run_id)] = "first"
+            elif len(ranked) > 1 and value == ranked[1]:
+                column_marks[int(run_id)] = "second"
+        marks[column] = column_marks
+    return marks
+
+
+def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
+    """Return the ranked, filtered and sorted leaderboard for ``table`` (overall or a level).
+
+    Multimodal models are ranked by overall AVG (ties share a rank); reference rows (the human
+    reference, the baselines) stand where their overall AVG puts them, without a rank.
+    """
+    if table not in TABLES:
+        raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
+    frame = leaderboard_frame(table=table, version=filters.version)
+    total = len(frame)
+    hidden = 0 if filters.baselines else int(_sanity_checks(frame).sum())
+    frame = _filtered(frame, filters)
+    frame = frame.sort_values(
+        ["overall_avg", "model", "run_id"], ascending=[False, True, True], na_position="last"
+    )
+    ranked = frame["kind"].isin(RANKED_KINDS)
+    frame.insert(0, "rank", frame["overall_avg"].where(ranked).rank(method="min", ascending=False))
+    # Whole numbers, and None (not NaN) for the reference rows: as the CSV and the API show them.
+    frame["rank"] = pd.Series(
+        [None if _missing(r) else int(r) for r in frame["rank"]], index=frame.index, dtype=object
+    )
+    if filters.sort != "rank":
+        frame = frame.sort_values(
+            [filters.sort, "model", "run_id"],
+            ascending=[not filters.descending, True, True],
+            na_position="last",
+            kind="stable",
+        )
+    elif filters.descending:
+        frame = frame.iloc[::-1]
+    return LeaderboardTable(
+        table,
+        frame.reset_index(drop=True),
+        _marks(frame),
+        total,
+        version=filters.version,
+        key=key_column(filters.sort),
+        intervals=filters.intervals,
+        hidden=hidden,
+    )
+
+
+def leaderboard_table_cached(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
+    """Return ``leaderboard_table``, cached until the data version changes (the API's rows)."""
+    from leaderboard.data_version import data_version_cached
+
+    return data_version_cached(
+        "table", (table, filters), lambda: leaderboard_table(table=table, filters=filters)
+    )
+
+
+def level_tables_by_run(
+    *, kinds: Sequence[str] = (), sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
+) -> dict[int, dict[str, Any]]:
+    """Return {run id: {level: {track: scores}}} for listed public runs with level tables."""
+    scores = RunScore.objects.filter(
+        run__listed=True,
+        run__visibility=Run.Visibility.PUBLIC,
+        run__benchmark__name=version,
+        table__in=["0", "1", "2", "3"],
+    )
+    if kinds:
+        scores = scores.filter(run__model_entry__kind__in=kinds)
+    if sources:
+        scores = scores.filter(run__source__in=sources)
+    tables: dict[int, dict[str, Any]] = {}
+    for s in scores.values("run_id", "table", "track", *METRICS):
+        level = tables.setdefault(s["run_id"], {}).setdefault(s["table"], {})
+        level[s["track"]] = {m: s[m] for m in METRICS}
+    # Table III and the gaps need both tracks at all four levels.
+    return {
+        run: t
+        for run, t in tables.items()
+        if len(t) == 4 and all({"human", "robot"} <= set(level) for level in t.values())
+    }
+
+
+@dataclass
+class TracksPage:
+    """Table III and the per-model Human minus Robot gaps."""
+
+    table_iii: dict[str, dict[str, float | None]]
+    models: int
+    gaps: list[dict[str, Any]]
+
+
+def tracks_page(*, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION) -> TracksPage:
+    """Return Table III (mean AVG over MLLM results by level and track) and per-model gaps."""
+    mllm = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
+    by_run = level_tables_by_run(kinds=mllm, sources=sources, version=version)
+    table_iii = track_table({str(run): tables for run, tables in by_run.items()}) if by_run else {}
+    all_runs = level_tables_by_run(sources=sources, version=version)
+    runs = (
+        Run.objects.filter(pk__in=all_runs)
+        .select_related("model_entry")
+        .only("source", "model_entry__name", "model_entry__slug", "model_entry__kind")
+    )
+    gaps = []
+    for run in runs:
+        levels = all_runs[run.pk]
+        per_level = {
+            level: levels[level]["human"]["avg"] - levels[level]["robot"]["avg"]
+            for level in ("0", "1", "2", "3")
+        }
+        gaps.append(
+            {
+                "model": run.model_entry.name,
+                "slug": run.model_entry.slug,
+                "kind": run.model_entry.kind,
+                "source": run.source,
+                "levels": per_level,
+                "mean": sum(per_level.values()) / 4,
+            }
+        )
+    gaps.sort(key=lambda g: -g["mean"])
+    return TracksPage(table_iii, len(by_run), gaps)
+
+
+def model_entry_detail(*, slug: str) -> ModelEntry:
+    """Return a model entry with its public runs and their scores (three queries)."""
+    runs = (
+        Run.objects.filter(visibility=Run.Visibility.PUBLIC)
+        .select_related("benchmark", "submission")  # a submission's review note and partiality
+        .prefetch_related(Prefetch("scores", queryset=RunScore.objects.order_by("table", "track")))
+    )
+    return _public_entries().prefetch_related(Prefetch("runs", queryset=runs)).get(slug=slug)
+
+
+def scores_prefetch() -> Prefetch[Any]:
+    """Return the prefetch of a run's scores in table and track order."""
+    return Prefetch("scores", queryset=RunScore.objects.order_by("table", "track"))
+
+
+def _public_entries() -> QuerySet[ModelEntry]:
+    """Model entries with at least one public run: a private run must not reveal its model."""
+    public = Run.objects.filter(model_entry=OuterRef("pk"), visibility=Run.Visibility.PUBLIC)
+    return ModelEntry.objects.filter(Exists(public))
+
+
+def model_entry_list() -> QuerySet[ModelEntry]:
+    """Return the public model entries by name."""
+    return _public_entries().order_by("name")

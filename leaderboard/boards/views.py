@@ -1,0 +1,235 @@
+"""Pages and CSV downloads of the boards: the leaderboards, the tracks, a model's page."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+
+from evaluation.metrics import METRICS, TRACKS
+from leaderboard.boards.forms import LeaderboardQueryForm
+from leaderboard.boards.selectors import (
+    CSV_COLUMNS,
+    SCORE_COLUMNS,
+    LeaderboardFilters,
+    key_column,
+    leaderboard_table,
+    model_entry_detail,
+    tracks_page,
+)
+from leaderboard.charts import views as chart_views
+from leaderboard.data_version import data_version_cached
+from leaderboard.exports import csv_response
+from leaderboard.models import ModelEntry
+from leaderboard.runs.selectors import (
+    run_tables,
+)
+from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
+
+TABS = [
+    ("overall", "Overall"),
+    ("0", "Level 0"),
+    ("1", "Level 1"),
+    ("2", "Level 2"),
+    ("3", "Level 3"),
+]
+
+
+LEVEL_TITLES = {
+    "overall": "Overall results (Table II): the mean of the four levels",
+    "0": "Level 0 (Table IV): mirror disclosed, with a reasoning template",
+    "1": "Level 1 (Table V): mirror disclosed, no template",
+    "2": "Level 2 (Table VI): the mirror is never mentioned",
+    "3": "Level 3 (Table VII): neither the mirror nor the body is mentioned",
+}
+
+
+def _bad_request(request: HttpRequest, form: LeaderboardQueryForm) -> HttpResponse:
+    return render(
+        request, "leaderboard/bad_request.html", {"errors": form.errors.items()}, status=400
+    )
+
+
+def _csv_bad_request(form: LeaderboardQueryForm) -> HttpResponse:
+    return HttpResponse(form.error_text() + "\n", status=400, content_type="text/plain")
+
+
+def _csv_url(table: str) -> str:
+    if table == "overall":
+        return reverse("leaderboard:overall-csv")
+    return reverse("leaderboard:level-csv", kwargs={"table": table})
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def filters_query(filters: LeaderboardFilters) -> QueryDict:
+    """Return the shortest query that gives ``filters``: what a table page's links keep.
+
+    A cached table is keyed by its validated filters, never by the query string as sent, so
+    unknown parameters and other spellings of the same filters (``?x=1``, ``params_min=1.0``)
+    share one cached copy, whose links carry this query only.
+    """
+    query = QueryDict(mutable=True)
+    query.setlist("kind", sorted(set(filters.kinds)))
+    query.setlist("source", sorted(set(filters.sources)))
+    for name, number in (("params_min", filters.params_min), ("params_max", filters.params_max)):
+        if number is not None:
+            query[name] = _number(number)
+    if filters.q:
+        query["q"] = filters.q
+    if filters.sort != "rank":
+        query["sort"] = filters.sort
+    if filters.descending != (filters.sort not in ("rank", "model")):
+        query["order"] = "desc" if filters.descending else "asc"
+    if filters.version != BENCHMARK_VERSION:
+        query["version"] = filters.version
+    if filters.renderer:
+        query["rendered_by"] = filters.renderer
+    if filters.baselines:
+        query["baselines"] = "show"
+    if filters.intervals:
+        query["ci"] = "show"
+    return query
+
+
+def _key_label(sort: str) -> str:
+    column = key_column(sort)
+    if column == "cognitive_stability":
+        return "CS"
+    track, metric = column.split("_")
+    return f"{track.capitalize()} {metric.upper()}"
+
+
+def _active_filters(filters: LeaderboardFilters) -> int:
+    return sum(
+        [
+            len(filters.kinds),
+            len(filters.sources),
+            filters.params_min is not None,
+            filters.params_max is not None,
+            bool(filters.q),
+            filters.version != BENCHMARK_VERSION,
+            filters.baselines,
+            filters.intervals,
+        ]
+    )
+
+
+def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpResponse:
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    filters = form.filters()
+    query = filters_query(filters)
+
+    def board_html() -> str:
+        # The page below the header is the same for every visitor: rendered once per data
+        # version and query, then served from the cache (the header, with the user, is not).
+        board = leaderboard_table(table=table, filters=filters)
+        context = {
+            "form": form,
+            "filters": filters,
+            "table": table,
+            "title": LEVEL_TITLES[table],
+            "tabs": TABS,
+            "rows": board.rows(),
+            "shown": len(board.frame),
+            "total": board.total,
+            "hidden": board.hidden,
+            "key_label": _key_label(filters.sort),
+            "active_filters": _active_filters(filters),
+            "tracks": TRACKS,
+            "metrics": METRICS,
+            "columns": SCORE_COLUMNS,
+            "csv_url": _csv_url(table),
+            "query": query.urlencode(),
+            "board_query": query,
+            **_version_context(filters.version),
+        }
+        return render_to_string("leaderboard/_board.html", context, request=request)
+
+    html = data_version_cached("board", (table, filters), board_html)
+    context = {"board": mark_safe(html), "table": table}
+    return render(request, "leaderboard/table.html", context)
+
+
+def _version_context(version: str) -> dict[str, object]:
+    """What a table page says about the benchmark version it ranks."""
+    return {
+        "version": version,
+        "current_version": BENCHMARK_VERSION,
+        "versions": [BENCHMARK_VERSION, *RETIRED_VERSIONS],
+        "retired_reason": RETIRED_VERSIONS.get(version),
+    }
+
+
+def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpResponse:
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return _csv_bad_request(form)
+    filters = form.filters()
+    rows = data_version_cached(
+        "csv",
+        (table, filters),
+        lambda: leaderboard_table(table=table, filters=filters).csv_rows(),
+    )
+    name = "overall" if table == "overall" else f"level-{table}"
+    return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, rows)
+
+
+def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...], str]:
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return form, (), BENCHMARK_VERSION
+    filters = form.filters()
+    return form, filters.sources, filters.version
+
+
+def tracks(request: HttpRequest) -> HttpResponse:
+    form, sources, version = _tracks_sources(request)
+    if form.errors:
+        return _bad_request(request, form)
+    page = tracks_page(sources=sources, version=version)
+    context = {
+        "page": page,
+        "form": form,
+        "levels": ["0", "1", "2", "3"],
+        "tabs": TABS,
+        "table": "tracks",
+        "query": request.GET.urlencode(),
+        "chart": chart_views.tracks_chart(page=page, request=request),
+        **_version_context(version),
+    }
+    return render(request, "leaderboard/tracks.html", context)
+
+
+def tracks_csv(request: HttpRequest) -> HttpResponse:
+    form, sources, version = _tracks_sources(request)
+    if form.errors:
+        return _csv_bad_request(form)
+    page = tracks_page(sources=sources, version=version)
+    rows = []
+    for level in ("0", "1", "2", "3", "avg"):
+        cells = page.table_iii.get(level) or {}
+        rows.append([level, *(cells.get(track) for track in TRACKS)])
+    return csv_response("mirrorbench-tracks.csv", ["level", *TRACKS], rows)
+
+
+def model_page(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        entry = model_entry_detail(slug=slug)
+    except ModelEntry.DoesNotExist:
+        raise Http404(f"no model entry {slug!r}") from None
+    from leaderboard.replays.selectors import run_behaviour_rows
+
+    runs = [
+        {"run": run, "tables": run_tables(run), "behaviour": run_behaviour_rows(run)}
+        for run in entry.runs.all()
+    ]
+    context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
+    context.update(chart_views.model_charts_context(entry=entry))
+    return render(request, "leaderboard/model.html", context)

@@ -1,0 +1,88 @@
+"""Reads: where a frame is stored, which frames a run or the scene gallery shows."""
+
+from __future__ import annotations
+
+from django.core.files.storage import default_storage
+from django.db.models import QuerySet
+
+from leaderboard.models import (
+    Episode,
+    Run,
+    Scene,
+    Step,
+)
+from simulation.dynamics import Vec3
+from simulation.render import DEFAULT_SIZE
+from simulation.versions import BENCHMARK_VERSION
+
+FRAME_VARIANTS = ("png", "webp", "thumb")
+
+
+"""A stored frame's files: the lossless PNG a model saw, the viewer's WebP, a list thumbnail."""
+
+
+_FRAME_SUFFIX = {"png": "png", "webp": "webp", "thumb": "thumb.webp"}
+
+
+def frame_path(key: str, variant: str) -> str:
+    """Return the storage path of a frame's file: ``frames/ab/<key>.<suffix>`` (sharded)."""
+    return f"frames/{key[:2]}/{key}.{_FRAME_SUFFIX[variant]}"
+
+
+def frame_exists(key: str) -> bool:
+    """Return whether every file of a frame is stored."""
+    return all(default_storage.exists(frame_path(key, v)) for v in FRAME_VARIANTS)
+
+
+def run_image_size(run: Run) -> int:
+    """Return the side of the images of a run: its spec's, else its bundle header's."""
+    if run.spec and run.spec.get("image_size"):
+        return int(run.spec["image_size"])
+    return int((run.metadata or {}).get("renderer", {}).get("image_size", DEFAULT_SIZE))
+
+
+def run_final_cells(*, run_id: int) -> dict[str, list[Vec3]]:
+    """Return, per scene of a run, the distinct hand cells its episodes ended at."""
+    last: dict[int, tuple[int, list[int]]] = {}
+    for episode_id, index, cell in Step.objects.filter(episode__run_id=run_id).values_list(
+        "episode_id", "index", "hand_cell"
+    ):
+        if episode_id not in last or index > last[episode_id][0]:
+            last[episode_id] = (index, cell)
+    cells: dict[str, list[Vec3]] = {}
+    for episode_id, scene_id in Episode.objects.filter(run_id=run_id).values_list(
+        "pk", "scene__scene_id"
+    ):
+        x, y, z = last[episode_id][1] if episode_id in last else (0, 0, 0)
+        found = cells.setdefault(scene_id, [])
+        if (x, y, z) not in found:
+            found.append((x, y, z))
+    return cells
+
+
+def gallery_scenes(*, version: str = BENCHMARK_VERSION) -> QuerySet[Scene]:
+    """Return the scenes of a benchmark version, in catalogue order."""
+    return Scene.objects.filter(benchmark__name=version).order_by("id")
+
+
+def episode_cells(episode: Episode) -> list[Vec3]:
+    """Return every hand cell an episode showed: the start, then the cell after each step."""
+    cells: list[Vec3] = [(0, 0, 0)]
+    for step in Step.objects.filter(episode=episode).order_by("index").only("hand_cell"):
+        x, y, z = step.hand_cell
+        cells.append((x, y, z))
+    return cells
+
+
+def run_scene_cells(*, run_id: int) -> dict[str, list[Vec3]]:
+    """Return, for each scene of a run, every hand cell its episodes showed (two queries)."""
+    cells: dict[str, list[Vec3]] = {}
+    scene_of = dict(Episode.objects.filter(run_id=run_id).values_list("pk", "scene__scene_id"))
+    for scene_id in scene_of.values():
+        cells.setdefault(scene_id, [(0, 0, 0)])
+    for episode_id, cell in Step.objects.filter(episode__run_id=run_id).values_list(
+        "episode_id", "hand_cell"
+    ):
+        x, y, z = cell
+        cells[scene_of[episode_id]].append((x, y, z))
+    return cells

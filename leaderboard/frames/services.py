@@ -1,0 +1,679 @@
+"""Writes: frames, registered by content key and stored as PNG + WebP (+ thumbnail) in storage.
+
+A frame is *registered* (a ``Frame`` row) when a stored episode or the scene gallery shows it,
+and *stored* once its files exist. Only registered frames can be served or rendered, so no
+request can make the server render an arbitrary view.
+
+Frames are rendered in three places:
+
+* the render worker (``render`` queue): what is rendered eagerly when a run finishes (each
+  episode's start and final views: the thumbnails and the gallery) and, when a replay asks for
+  an episode with missing frames, the rest of that episode;
+* the web process, for the one frame a replay is waiting for (``frame_render_now``);
+* a model run's own episodes, which store every frame the model is shown as it is shown.
+
+Each process renders in one pool (``render_pool``: a few persistent renderers, one per core by
+default, ``evaluation.render_pool``), whichever thread asks.
+
+What visitors can make the server render is bounded three ways (docs/deploy.md, "Frames"):
+
+* each address, session and account may cause ``MIRRORBENCH_RENDER_RATE`` new frames a period
+  (``render_budget_take``; a frame already stored, or already being made, costs nothing);
+* a web process renders at most ``MIRRORBENCH_RENDER_QUEUE`` frames for requests at once; past
+  that a request is answered 503 with Retry-After at once (``RenderQueueFull``), never queued
+  without bound;
+* stored frames have a disk budget, ``MIRRORBENCH_FRAMES_MAX_BYTES``: beat's sweep
+  (``frames_evict``) deletes the least recently used frames that neither the gallery nor a
+  listed run's steps show, and a later request renders such a frame again if it is asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from PIL import Image
+
+from evaluation.render_pool import RenderPool
+from leaderboard.frames.selectors import (
+    FRAME_VARIANTS,
+    episode_cells,
+    frame_exists,
+    frame_path,
+    run_final_cells,
+    run_image_size,
+    run_scene_cells,
+)
+from leaderboard.models import Episode, Frame, Run, Scene, Step
+from leaderboard.runs.limits import counters_take, rate_parse
+from leaderboard.runs.selectors import stale_after
+from simulation.catalogue import get_scene
+from simulation.dynamics import Vec3, goal_cell
+from simulation.render import DEFAULT_SIZE, frame_key, renderer_version
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+WEBP_QUALITY = 80
+THUMB_SIZE = 256
+THUMB_QUALITY = 70
+RENDER_WAIT_S = 60.0
+"""How long a web request waits for the frame it asked for before answering 503."""
+
+
+def _webp(image: Image.Image, quality: int) -> bytes:
+    buffer = io.BytesIO()
+    # method 1: a fast encoder setting; a viewer's WebP need not be the smallest possible.
+    image.save(buffer, format="WEBP", quality=quality, method=1)
+    return buffer.getvalue()
+
+
+STORE_ATTEMPTS = 6
+STORE_BACKOFF_S = 0.5
+"""A frame file that cannot be stored is tried ``STORE_ATTEMPTS`` times, waiting this long
+after the first failure and twice as long after each next one (at most 8 s): about 15 s of
+waiting, beside the S3 client's own retries of each request, rides out a store that answers
+503 or cannot be reached for a while, instead of failing the episode that showed the frame."""
+
+
+class FrameStoreError(Exception):
+    """The frame store kept failing (unreachable, 503, disk full): the frame is not stored."""
+
+
+def _storage_errors() -> tuple[type[BaseException], ...]:
+    """The errors a storage backend raises when the store fails, rather than the code."""
+    errors: list[type[BaseException]] = [OSError]
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:  # no S3 support installed
+        return tuple(errors)
+    return (*errors, BotoCoreError, ClientError)
+
+
+def _stored_with_retries(what: str, operation: Callable[[], T]) -> T:
+    """Run a storage ``operation``, again after a backoff while the store fails; return what
+    it returned, or raise ``FrameStoreError`` saying ``what`` failed and why."""
+    delay = STORE_BACKOFF_S
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            return operation()
+        except _storage_errors() as exc:
+            if attempt == STORE_ATTEMPTS:
+                raise FrameStoreError(
+                    f"{what}: the frame store failed {attempt} times, last with "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            logger.warning(
+                "%s failed (%s: %s); trying again in %.1f s", what, type(exc).__name__, exc, delay
+            )
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
+    raise AssertionError("unreachable")
+
+
+def _save_whole(path: str, data: bytes) -> None:
+    """Save ``data`` at ``path`` unless a file is there; remove what a failed save left."""
+    if default_storage.exists(path):
+        return
+    try:
+        default_storage.save(path, ContentFile(data))
+    except BaseException:
+        # A full disk leaves a truncated file behind, which would then pass for stored.
+        with contextlib.suppress(Exception):
+            default_storage.delete(path)
+        raise
+
+
+def frame_store(*, key: str, png: bytes) -> bool:
+    """Store a frame's PNG, WebP and thumbnail under its key; return False if already there.
+
+    The PNG is the lossless image a model was shown; the WebP (quality 80) is what the viewer
+    loads and the thumbnail (256 px) what episode lists show. A registered row records the
+    bytes of each and when they were stored. A store that fails for a while is waited for
+    (``STORE_ATTEMPTS``); past that ``FrameStoreError`` is raised and nothing is recorded.
+    """
+    if _stored_with_retries(f"checking frame {key}", lambda: frame_exists(key)):
+        _mark_stored(key)
+        return False
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    thumb = image.copy()
+    thumb.thumbnail((THUMB_SIZE, THUMB_SIZE))
+    files = {"png": png, "webp": _webp(image, WEBP_QUALITY), "thumb": _webp(thumb, THUMB_QUALITY)}
+    # The PNG goes last: frame_exists checks for it, so a half-written frame is not "stored".
+    for variant in ("thumb", "webp", "png"):
+        path = frame_path(key, variant)
+        _stored_with_retries(f"storing {path}", partial(_save_whole, path, files[variant]))
+    now = timezone.now()
+    Frame.objects.filter(pk=key).update(
+        png_bytes=len(files["png"]),
+        webp_bytes=len(files["webp"]),
+        thumb_bytes=len(files["thumb"]),
+        stored=now,
+        used=now,
+    )
+    return True
+
+
+def frame_png(key: str) -> bytes | None:
+    """Return a stored frame's PNG, or None when it is not stored (complete) yet, or the store
+    cannot be read now (the caller renders the frame instead)."""
+    try:
+        if not frame_exists(key):
+            return None
+        with default_storage.open(frame_path(key, "png"), "rb") as handle:
+            data: bytes = handle.read()
+    except FileNotFoundError:
+        return None
+    except _storage_errors() as exc:
+        logger.warning("Cannot read frame %s from the store (%s: %s)", key, type(exc).__name__, exc)
+        return None
+    return data
+
+
+def _mark_stored(key: str) -> None:
+    """Record that a frame found in storage is stored (its row may predate the files)."""
+    if not Frame.objects.filter(pk=key, stored__isnull=True).exists():
+        return
+    sizes: dict[str, int | None] = {}
+    for variant in FRAME_VARIANTS:
+        try:
+            sizes[f"{variant}_bytes"] = default_storage.size(frame_path(key, variant))
+        except (OSError, NotImplementedError):
+            sizes[f"{variant}_bytes"] = None
+    Frame.objects.filter(pk=key).update(stored=timezone.now(), **sizes)
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """What a frame shows: a scene (its row), a hand cell, a size, with or without the mirror."""
+
+    scene: Scene
+    cell: Vec3
+    size: int
+    mirror: bool = True
+
+    @property
+    def key(self) -> str:
+        return frame_key(
+            renderer_version(), self.scene.scene_id, self.cell, self.size, mirror=self.mirror
+        )
+
+
+def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
+    """Register frames (idempotent) under today's renderer; return their keys in order.
+
+    Frames already in storage (a model run stores what it is shown) are marked stored.
+    """
+    specs = list(specs)
+    keys = [spec.key for spec in specs]
+    known = set(Frame.objects.filter(pk__in=keys).values_list("pk", flat=True))
+    version = renderer_version()
+    new = {
+        key: Frame(
+            key=key,
+            scene=spec.scene,
+            cell=list(spec.cell),
+            size=spec.size,
+            mirror=spec.mirror,
+            renderer=version,
+        )
+        for key, spec in zip(keys, specs, strict=True)
+        if key not in known
+    }
+    Frame.objects.bulk_create(new.values(), ignore_conflicts=True)
+    for key in new:
+        if frame_exists(key):
+            _mark_stored(key)
+    return keys
+
+
+def episode_frames_register(episode: Episode, cells: Sequence[Vec3] | None = None) -> list[str]:
+    """Register the frames of an episode: its start view, then the view after each step.
+
+    ``cells`` (``selectors.episode_cells``) spares a query when the steps are at hand.
+    """
+    size = run_image_size(episode.run)
+    cells = episode_cells(episode) if cells is None else cells
+    return frames_register(FrameSpec(episode.scene, cell, size) for cell in cells)
+
+
+def run_frames_register(*, run: Run) -> list[str]:
+    """Register the frames of every episode of a run (a few queries); return the keys."""
+    size = run_image_size(run)
+    scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
+    specs = [
+        FrameSpec(scenes[scene_id], cell, size)
+        for scene_id, cells in run_scene_cells(run_id=run.pk).items()
+        for cell in dict.fromkeys(cells)
+    ]
+    return frames_register(specs)
+
+
+def run_eager_frame_keys(*, run: Run) -> list[str]:
+    """Return the keys of the frames rendered eagerly when a run finishes.
+
+    Each scene's start view and each episode's final view: the thumbnails of the episode
+    lists and the first frame of every replay. A replay renders the rest when it is opened.
+    """
+    size = run_image_size(run)
+    scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
+    specs = [FrameSpec(scene, (0, 0, 0), size) for scene in scenes.values()]
+    for scene_id, cells in run_final_cells(run_id=run.pk).items():
+        specs += [FrameSpec(scenes[scene_id], cell, size) for cell in cells]
+    return list(dict.fromkeys(frames_register(specs)))
+
+
+def run_frames_queue(*, run: Run) -> None:
+    """Once the transaction commits, queue the registration and eager frames of ``run``."""
+    from leaderboard.tasks import run_render_frames
+
+    run_id = run.pk
+    transaction.on_commit(lambda: run_render_frames.delay(run_id))
+
+
+FRAMES_RECHECK_S = 86_400
+"""How long after a run finished ``runs_frames_requeue`` looks after its eager frames."""
+
+
+def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
+    """Queue again the eager frames that a dead render worker left undone; return those runs.
+
+    A render task killed mid-way (or the ``run_render_frames`` message of a worker killed
+    before running it) is gone with the embedded broker, which forgets the messages a worker
+    has taken: the run's thumbnails and first replay frames would then never be made. Beat's
+    stale check calls this: a run finished, with steps, in the last ``FRAMES_RECHECK_S`` but
+    more than ``stale_after`` ago, whose eager frames are not all made (stored, or evicted by
+    the disk budget's sweep, which a request renders again if asked for) and none of them was
+    stored during ``stale_after`` (nothing is rendering them), gets ``run_render_frames``
+    queued again, at most once per ``stale_after``. Rendering stored frames again is skipped,
+    so a duplicate costs little. Runs whose frames are all made are remembered in the cache
+    and not looked at again.
+    """
+    from django.core.cache import cache
+
+    from leaderboard.tasks import run_render_frames
+
+    now = now or timezone.now()
+    cutoff = now - stale_after()
+    with_steps = Step.objects.filter(episode__run=OuterRef("pk"))
+    recent = list(
+        Run.objects.filter(
+            status=Run.Status.COMPLETED,
+            finished__gte=now - timedelta(seconds=FRAMES_RECHECK_S),
+            finished__lt=cutoff,
+        )
+        .filter(Exists(with_steps))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    complete = cache.get_many([f"frames-complete:{pk}" for pk in recent])
+    queued = []
+    for run in Run.objects.filter(
+        pk__in=[p for p in recent if f"frames-complete:{p}" not in complete]
+    ):
+        keys = run_eager_frame_keys(run=run)
+        if not frames_unstored(keys, evicted=False):
+            cache.set(f"frames-complete:{run.pk}", 1, FRAMES_RECHECK_S)
+            continue
+        if Frame.objects.filter(pk__in=keys, stored__gte=cutoff).exists():
+            continue  # being rendered now
+        if cache.add(f"frames-requeued:{run.pk}", 1, int(stale_after().total_seconds())):
+            run_render_frames.delay(run.pk)
+            queued.append(run.pk)
+    return queued
+
+
+QUEUED_FOR_S = 600
+"""An episode queued for rendering is not queued again for this long."""
+
+
+def episode_frames_queue(*, episode: Episode) -> bool:
+    """Queue the rest of an episode's frames on the render queue; return whether it was queued.
+
+    At most once per ``QUEUED_FOR_S`` per episode, however many replays of it are open.
+    """
+    from leaderboard.tasks import episode_render_frames
+    from mirrorbench_site.cache import limits_cache
+
+    # In the limits' cache: page traffic must not make an episode queued again and again.
+    if not limits_cache.add(f"frames-queued:{episode.pk}", 1, QUEUED_FOR_S):
+        return False
+    episode_render_frames.delay(episode.pk)
+    return True
+
+
+def gallery_frames_register(*, size: int, scenes: Iterable[Scene] | None = None) -> list[str]:
+    """Register the scene gallery's frames: per scene (default: every scene of this version),
+    the start, the hand at the goal, and the start without the mirror."""
+    from leaderboard.frames.selectors import gallery_scenes
+
+    specs = []
+    for scene in gallery_scenes() if scenes is None else scenes:
+        catalogue = get_scene(scene.scene_id)
+        specs += [
+            FrameSpec(scene, (0, 0, 0), size),
+            FrameSpec(scene, goal_cell(catalogue), size),
+            FrameSpec(scene, (0, 0, 0), size, mirror=False),
+        ]
+    return frames_register(specs)
+
+
+@dataclass
+class FrameCount:
+    rendered: int = 0
+    reused: int = 0
+
+
+_pool_lock = threading.Lock()
+_pool: RenderPool | None = None
+
+
+def render_pool() -> RenderPool:
+    """Return this process's render pool, made on first use (so after a fork).
+
+    ``MIRRORBENCH_RENDER_THREADS`` persistent renderers (default: one per core) serve every
+    thread of the process: a worker's model episodes and render tasks, a web process's
+    on-demand frames. A frame several of them ask for is rendered once.
+    """
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = RenderPool(settings.MIRRORBENCH_RENDER_THREADS or None)
+        return _pool
+
+
+def frames_render(keys: Sequence[str]) -> FrameCount:
+    """Render and store the registered frames ``keys`` that are not stored yet.
+
+    Frames of another renderer build (registered before an upgrade) cannot be made here and
+    are skipped. Frames are asked for scene by scene, so each scene is set up once.
+    """
+    count = FrameCount()
+    frames = Frame.objects.filter(pk__in=list(keys)).select_related("scene")
+    wanted = sorted(frames, key=lambda f: (f.scene.scene_id, not f.mirror, f.cell))
+    version = renderer_version()
+    for frame in wanted:
+        if frame.renderer != version:
+            continue
+        if frame.stored is not None or frame_exists(frame.key):
+            _mark_stored(frame.key)
+            count.reused += 1
+            continue
+        frame_store(key=frame.key, png=_frame_png_render(frame))
+        count.rendered += 1
+    return count
+
+
+def _frame_png_render(frame: Frame, timeout_s: float | None = None) -> bytes:
+    x, y, z = frame.cell
+    png, _ = render_pool().render(
+        get_scene(frame.scene.scene_id),
+        (x, y, z),
+        frame.size,
+        mirror=frame.mirror,
+        timeout_s=timeout_s,
+    )
+    return png
+
+
+def episode_frames_render(*, episode_id: int) -> FrameCount:
+    """Register and render the missing frames of an episode."""
+    episode = Episode.objects.select_related("scene", "run").get(pk=episode_id)
+    return frames_render(episode_frames_register(episode))
+
+
+def frames_unstored(keys: Iterable[str], *, evicted: bool = True) -> list[str]:
+    """Return which of ``keys`` are registered, renderable here and not stored yet.
+
+    ``evicted=False`` leaves out the frames the disk budget's sweep deleted (``frames_evict``:
+    stored once, their ``used`` kept): only frames never made are returned.
+    """
+    unstored = Frame.objects.filter(
+        Q(pk__in=list(keys)), stored__isnull=True, renderer=renderer_version()
+    )
+    if not evicted:
+        unstored = unstored.filter(used__isnull=True)
+    return list(unstored.values_list("pk", flat=True))
+
+
+class RenderQueueFull(Exception):
+    """This process already renders ``MIRRORBENCH_RENDER_QUEUE`` frames for requests."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"the render queue is full; ask again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+class RenderBudgetExceeded(Exception):
+    """The one asking has caused their ``MIRRORBENCH_RENDER_RATE`` of new frames this period."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"too many new frames asked for; ask again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+QUEUE_RETRY_AFTER_S = 2
+"""What a request turned away by a full render queue is told to wait (Retry-After)."""
+
+_queue_lock = threading.Lock()
+_queue_jobs: dict[str, Future[bytes]] = {}
+_queue_executor: ThreadPoolExecutor | None = None
+_queue_workers = 0
+
+
+def _queue_submit(frame: Frame, charge: Callable[[], None] | None = None) -> Future[bytes]:
+    """Have ``frame`` rendered for a request, sharing a render already asked for.
+
+    At most ``MIRRORBENCH_RENDER_QUEUE`` frames are being made for requests at once in this
+    process, counted until each is made (a request that stopped waiting still holds its
+    place): past that, ``RenderQueueFull``. ``charge`` is called only when this call asks for
+    a new render, and may refuse it (``RenderBudgetExceeded``).
+    """
+    global _queue_executor, _queue_workers
+    limit = max(1, int(settings.MIRRORBENCH_RENDER_QUEUE))
+    with _queue_lock:
+        shared = _queue_jobs.get(frame.key)
+        if shared is not None:
+            return shared
+        if len(_queue_jobs) >= limit:
+            raise RenderQueueFull(QUEUE_RETRY_AFTER_S)
+        if charge is not None:
+            charge()
+        if _queue_executor is None or _queue_workers != limit:
+            _queue_executor = ThreadPoolExecutor(limit, thread_name_prefix="frame-request")
+            _queue_workers = limit
+        # The pool thread only waits for the render pool: no database work off this thread.
+        job = _queue_executor.submit(_frame_png_render, frame)
+        _queue_jobs[frame.key] = job
+
+    def done(finished: Future[bytes]) -> None:
+        if not finished.cancelled() and finished.exception() is None:
+            # For the request that asks again after giving up waiting: no second render.
+            render_pool().remember(frame.key, finished.result())
+        with _queue_lock:
+            if _queue_jobs.get(frame.key) is job:
+                del _queue_jobs[frame.key]
+
+    job.add_done_callback(done)
+    return job
+
+
+def frame_render_now(
+    key: str,
+    *,
+    timeout_s: float = RENDER_WAIT_S,
+    charge: Callable[[], None] | None = None,
+) -> bool:
+    """Render one registered frame for a request, wait, and store it.
+
+    Only the pixels are made in the pool (its renderers keep their OpenGL contexts between
+    requests), through the bounded render queue (``_queue_submit``); the database and
+    storage are used from the calling thread. Returns whether the frame is stored afterwards.
+
+    Raises:
+        TimeoutError: Rendering takes longer than ``timeout_s`` (the frame is still made and
+            kept in the pool's memory, where the next request finds it at no cost).
+        RenderQueueFull: This process renders as many frames for requests as it may.
+        RenderBudgetExceeded: ``charge`` refused the new render.
+    """
+    frame = Frame.objects.select_related("scene").get(pk=key)
+    if frame.stored is not None:
+        return True
+    if frame.renderer != renderer_version():
+        return False
+    png = render_pool().cached(key)
+    if png is None:
+        png = _queue_submit(frame, charge).result(timeout=timeout_s)
+    frame_store(key=key, png=png)
+    return True
+
+
+# -- who may cause how many new frames ------------------------------------------------------
+
+
+def render_budget_take(identities: Sequence[str], *, now: float | None = None) -> None:
+    """Count one new frame against each of ``identities`` (an address, a session, an account).
+
+    Raises:
+        RenderBudgetExceeded: One of them has caused ``MIRRORBENCH_RENDER_RATE`` new frames in
+            this period (fixed periods: ``limits.counters_take``, in the throttles' cache).
+    """
+    rate = str(settings.MIRRORBENCH_RENDER_RATE)
+    now = time.time() if now is None else now
+    keys = [(f"render-budget:{identity}", rate) for identity in identities]
+    if not counters_take(keys, clock=lambda: now):
+        _, period = rate_parse(rate)
+        raise RenderBudgetExceeded(int((now // period + 1) * period - now) + 1)
+
+
+# -- the disk budget --------------------------------------------------------------------------
+
+USED_EVERY_S = 3600
+"""A served frame's ``used`` time is written at most this often (a cache key remembers)."""
+
+
+def frame_used(key: str) -> None:
+    """Note that a stored frame was served now (its place in the eviction order)."""
+    from django.core.cache import cache
+
+    if cache.add(f"frame-used:{key}", 1, USED_EVERY_S):
+        Frame.objects.filter(pk=key).update(used=timezone.now())
+
+
+def frames_kept_keys() -> set[str]:
+    """Keys no eviction touches: the gallery's frames and every frame of a listed run's steps."""
+    from leaderboard.frames.selectors import gallery_scenes
+
+    version = renderer_version()
+    kept: set[str] = set()
+    for scene in gallery_scenes():
+        for cell, mirror in (
+            ((0, 0, 0), True),
+            (goal_cell(get_scene(scene.scene_id)), True),
+            ((0, 0, 0), False),
+        ):
+            kept.add(frame_key(version, scene.scene_id, cell, DEFAULT_SIZE, mirror=mirror))
+    for run in Run.objects.filter(listed=True).only("pk", "spec", "metadata"):
+        size = run_image_size(run)
+        for scene_id, cells in run_scene_cells(run_id=run.pk).items():
+            kept.update(frame_key(version, scene_id, cell, size) for cell in set(cells))
+    return kept
+
+
+def frames_stored_bytes() -> int:
+    """Bytes of every stored frame's files (PNG, WebP and thumbnail), as recorded."""
+    total = Frame.objects.filter(stored__isnull=False).aggregate(
+        total=Sum(
+            Coalesce(F("png_bytes"), 0)
+            + Coalesce(F("webp_bytes"), 0)
+            + Coalesce(F("thumb_bytes"), 0)
+        )
+    )["total"]
+    return int(total or 0)
+
+
+@dataclass
+class Evicted:
+    frames: int = 0
+    bytes: int = 0
+    stored_bytes: int = 0
+    """What is stored afterwards."""
+
+
+EVICT_TO = 0.9
+"""A sweep that must evict brings the frames down to this share of the budget, so that it does
+not run again at the next frame stored."""
+
+
+def frames_evict(*, budget: int | None = None) -> Evicted:
+    """Keep the stored frames within ``MIRRORBENCH_FRAMES_MAX_BYTES`` (0: no budget).
+
+    Over the budget, the least recently used frames (``used``, else when stored) that no
+    listed run and not the gallery shows are deleted (their files; the row stays registered
+    and is rendered again if asked for, never by the stale check: it keeps ``used``) until the
+    rest is within ``EVICT_TO`` of the budget. Kept frames are never deleted, even if they alone
+    are over it (logged).
+    """
+    budget = settings.MIRRORBENCH_FRAMES_MAX_BYTES if budget is None else budget
+    total = frames_stored_bytes()
+    result = Evicted(stored_bytes=total)
+    if not budget or total <= budget:
+        return result
+    goal = total - int(budget * EVICT_TO)
+    kept = frames_kept_keys()
+    chosen: list[str] = []
+    freed = 0
+    candidates = (
+        Frame.objects.filter(stored__isnull=False)
+        .annotate(last=Coalesce("used", "stored"))
+        .order_by("last", "key")
+        .values_list("key", "png_bytes", "webp_bytes", "thumb_bytes")
+    )
+    for key, png, webp, thumb in candidates.iterator(chunk_size=2000):
+        if key in kept:
+            continue
+        chosen.append(key)
+        freed += (png or 0) + (webp or 0) + (thumb or 0)
+        if freed >= goal:
+            break
+    for start in range(0, len(chosen), 500):
+        batch = chosen[start : start + 500]
+        # The row first: a request from now on renders the frame again, never serves a
+        # half-deleted one.
+        # ``used`` stays: it tells an evicted frame from one never made (runs_frames_requeue).
+        Frame.objects.filter(pk__in=batch).update(
+            stored=None, png_bytes=None, webp_bytes=None, thumb_bytes=None
+        )
+        for key in batch:
+            for variant in FRAME_VARIANTS:
+                try:
+                    default_storage.delete(frame_path(key, variant))
+                except OSError as exc:
+                    logger.warning("frame %s: could not delete its %s: %s", key, variant, exc)
+    result.frames, result.bytes = len(chosen), freed
+    result.stored_bytes = total - freed
+    if result.stored_bytes > budget:
+        logger.warning(
+            "frames: %d bytes stored after evicting %d frames, over the budget of %d bytes: "
+            "the gallery's and listed runs' frames alone are more",
+            result.stored_bytes,
+            result.frames,
+            budget,
+        )
+    return result

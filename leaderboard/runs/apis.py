@@ -1,0 +1,288 @@
+"""REST API of runs: the run list and detail, a run's episodes, starting a hosted evaluation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.urls import reverse
+from drf_spectacular.utils import (
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import generics, serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.metrics import METRICS
+from evaluation.outbound import ERROR_CATEGORIES
+from evaluation.prompts import LEVELS
+from evaluation.registry import PROVIDERS
+from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
+from leaderboard.api_filters import EpisodeFilter, RunFilter
+from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
+from leaderboard.errors import FieldError
+from leaderboard.models import Episode, ModelEntry, Run
+from leaderboard.runs.selectors import episode_list, header_for, run_list
+from leaderboard.runs.services import hosted_run_create
+
+
+class RunListApi(generics.ListAPIView[Run]):
+    """``/api/runs/``: the public runs, newest first."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        model = serializers.CharField(source="model_entry.name")
+        slug = serializers.CharField(source="model_entry.slug")
+        kind = serializers.ChoiceField(source="model_entry.kind", choices=ModelEntry.Kind.choices)
+        benchmark_version = serializers.CharField(
+            source="benchmark.name",
+            help_text="The benchmark version the run was measured with (v1 is retired).",
+        )
+        counts = EpisodeCountsSerializer(source="*")
+        scores = ScoreRowSerializer(many=True)
+
+        class Meta:
+            model = Run
+            fields = (
+                "id",
+                "model",
+                "slug",
+                "kind",
+                "source",
+                "status",
+                "listed",
+                "benchmark_version",
+                "agent",
+                "created",
+                "finished",
+                "counts",
+                "cognitive_stability",
+                "scores",
+            )
+            ref_name = "RunSummary"
+
+    serializer_class = OutputSerializer
+    filterset_class = RunFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self) -> QuerySet[Run]:
+        return run_list().defer("metadata")
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
+    def get(self, request: Request) -> Response:
+        """Return a page of public runs matching the filters."""
+        return self.list(request)
+
+
+class RunDetailApi(APIView):
+    """``/api/runs/<id>/``: one public run with its metadata, episode counts and scores."""
+
+    class OutputSerializer(RunListApi.OutputSerializer):
+        benchmark = serializers.DictField(
+            child=serializers.CharField(),
+            source="benchmark.as_dict",
+            help_text="The benchmark version and its scene set, prompt and dynamics versions.",
+        )
+
+        class Meta:
+            model = Run
+            fields = (
+                *RunListApi.OutputSerializer.Meta.fields,
+                "citation",
+                "benchmark",
+                "metadata",
+                "behaviour",
+            )
+            ref_name = "RunDetail"
+            extra_kwargs = {
+                "behaviour": {
+                    "help_text": "Mirror-self confusion, bad-response and collision rates per "
+                    "level and track (as `mirrorbench score --json` prints them); null for "
+                    "reported runs."
+                }
+            }
+
+    @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
+    def get(self, request: Request, run_id: int) -> Response:
+        """Return the public run ``run_id``; private runs do not exist here."""
+        try:
+            run = run_list().get(pk=run_id)
+        except Run.DoesNotExist:
+            raise NotFound(f"No public run {run_id}.") from None
+        data = self.OutputSerializer(run).data
+        if isinstance(data.get("metadata"), dict):
+            # A hosted run's endpoint path may hold a key or a deployment id: its scheme and
+            # host for everyone but the run's owner and the moderators.
+            data["metadata"] = header_for(data["metadata"], run=run, user=request.user)
+        return Response(data)
+
+
+class EpisodeErrorSerializer(serializers.Serializer):
+    """Why an episode ended in error: public status and category, the detail for its owner."""
+
+    status = serializers.IntegerField(
+        allow_null=True, help_text="The HTTP status of the failed request; null without one."
+    )
+    category = serializers.ChoiceField(choices=list(ERROR_CATEGORIES))
+    detail = serializers.CharField(
+        required=False,
+        help_text="The full error text, the provider's own words included: only for the run's "
+        "owner, signed in.",
+    )
+
+
+def _owned_run_ids(serializer: serializers.Field) -> frozenset[int]:
+    """The runs of the signed-in user, asked once per response (only if an error is shown)."""
+    root = serializer.root
+    owned: frozenset[int] | None = getattr(root, "_owned_run_ids", None)
+    if owned is None:
+        user = getattr(serializer.context.get("request"), "user", None)
+        owned = (
+            frozenset(Run.objects.filter(owner=user).values_list("pk", flat=True))
+            if user is not None and user.is_authenticated
+            else frozenset()
+        )
+        setattr(root, "_owned_run_ids", owned)  # noqa: B010 (the root is any serializer)
+    return owned
+
+
+class EpisodeListApi(generics.ListAPIView[Episode]):
+    """``/api/episodes/``: the episodes of public runs, by run, level and scene."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        run = serializers.IntegerField(source="run_id")
+        scene = serializers.CharField(source="scene.scene_id")
+        track = serializers.CharField(source="scene.track")
+        distances = serializers.ListField(
+            child=serializers.IntegerField(),
+            help_text="Steps to the mark at the start and after each step.",
+        )
+        error = serializers.SerializerMethodField()
+        replay_url = serializers.SerializerMethodField(
+            help_text="The episode's replay page, frame by frame."
+        )
+
+        def get_replay_url(self, episode: Episode) -> str:
+            return reverse("leaderboard:episode", kwargs={"episode_id": episode.pk})
+
+        @extend_schema_field(EpisodeErrorSerializer(allow_null=True))
+        def get_error(self, episode: Episode) -> dict[str, Any] | None:
+            summary = episode.error_summary
+            if summary is None:
+                return None
+            error: dict[str, Any] = {"status": summary.status, "category": summary.category}
+            if episode.run_id in _owned_run_ids(self):
+                error["detail"] = episode.error
+            return error
+
+        class Meta:
+            model = Episode
+            fields = (
+                "id",
+                "run",
+                "scene",
+                "track",
+                "level",
+                "status",
+                "error",
+                "success",
+                "steps_taken",
+                "distances",
+                *METRICS,
+                "confusion_rate",
+                "mirror_confused",
+                "bad_responses",
+                "collisions",
+                "replay_url",
+            )
+            ref_name = "EpisodeSummary"
+
+    serializer_class = OutputSerializer
+    filterset_class = EpisodeFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self) -> QuerySet[Episode]:
+        return episode_list()
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 400: FIELD_ERRORS})
+    def get(self, request: Request) -> Response:
+        """Return a page of episodes of public runs matching the filters."""
+        return self.list(request)
+
+
+class CanEvaluate(BasePermission):
+    """Signed-in users with the ``leaderboard.add_run`` permission."""
+
+    message = "Starting hosted runs needs the leaderboard.add_run permission."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("leaderboard.add_run"))
+
+
+class EvaluationCreateApi(APIView):
+    """Start a hosted run of an API model (the fields of the /evaluate/ form, as JSON)."""
+
+    permission_classes = [CanEvaluate]
+    throttle_scope = "evaluations"
+
+    class InputSerializer(serializers.Serializer):
+        provider = serializers.ChoiceField(choices=list(PROVIDERS.items()))
+        base_url = serializers.URLField(
+            required=False, allow_blank=True, max_length=500, help_text="API base URL."
+        )
+        model = serializers.CharField(max_length=200, help_text="Model name at the provider.")
+        entry_name = serializers.CharField(
+            max_length=200,
+            required=False,
+            allow_blank=True,
+            help_text="Leaderboard name (default: the model name).",
+        )
+        kind = serializers.ChoiceField(
+            choices=[ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS]
+        )
+        params_b = serializers.FloatField(
+            required=False, allow_null=True, min_value=0, help_text="Parameters in billions."
+        )
+        api_key = serializers.CharField(
+            max_length=500, write_only=True, help_text="Encrypted at rest, erased at the end."
+        )
+        levels = serializers.ListField(
+            child=serializers.ChoiceField(choices=list(LEVELS)),
+            allow_empty=False,
+            max_length=len(LEVELS),
+            default=list(LEVELS),
+        )
+        scenes = serializers.ChoiceField(choices=["all", "human", "robot"], default="all")
+        private = serializers.BooleanField(default=False)
+
+        def validate_levels(self, value: list[int]) -> list[int]:
+            if len(set(value)) != len(value):
+                raise serializers.ValidationError("each level at most once")
+            return sorted(value)
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        status = serializers.CharField()
+        episodes = serializers.IntegerField()
+        url = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: BODY_ERRORS})
+    def post(self, request: Request) -> Response:
+        """Queue a hosted run; the key is used by the workers and then erased."""
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = hosted_run_create(user=request.user, data=data.validated_data)
+        except FieldError as exc:
+            raise ValidationError({exc.field: [exc.message]}) from None
+        out = {
+            "run": run.pk,
+            "status": run.status,
+            "episodes": run.episodes_expected,
+            "url": reverse("leaderboard:run", kwargs={"run_id": run.pk}),
+        }
+        return Response(self.OutputSerializer(out).data, status=201)

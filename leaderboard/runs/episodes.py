@@ -1,0 +1,65 @@
+"""A run's episode list (filtered, paged) as the run page shows it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.http import (
+    HttpRequest,
+)
+
+from leaderboard.frames.selectors import run_image_size
+from leaderboard.frames.services import (
+    FrameSpec,
+    frames_register,
+)
+from leaderboard.models import Run
+from leaderboard.replays.selectors import (
+    OUTCOMES,
+    EpisodeFilters,
+    episode_final_cells,
+    frame_urls,
+    run_episode_page,
+    run_scene_ids,
+)
+from leaderboard.runs.forms import EpisodeListForm
+
+logger = logging.getLogger(__name__)
+
+
+def run_episode_list(request: HttpRequest, run: Run) -> dict[str, Any]:
+    """The episode list of the run page: its filter form, a page of cards and their thumbs."""
+    scene_ids = run_scene_ids(run=run)
+    form = EpisodeListForm(request.GET, scene_ids=scene_ids)
+    if not form.is_valid():
+        return {"episode_form": form, "episode_errors": form.errors}
+    data = form.cleaned_data
+    filters = EpisodeFilters(
+        level=data.get("level"),
+        track=data.get("track") or None,
+        outcome=data.get("outcome") or None,
+        scene=data.get("scene") or None,
+    )
+    page, matching = run_episode_page(run=run, filters=filters, page=data.get("page") or 1)
+    episodes = list(page.object_list)
+    finals = episode_final_cells(episodes)
+    size = run_image_size(run)
+    thumbs = dict(
+        zip(
+            [e.pk for e in episodes],
+            frames_register(FrameSpec(e.scene, finals[e.pk], size) for e in episodes),
+            strict=True,
+        )
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    return {
+        "episode_form": form,
+        "episode_page": page,
+        "episode_cards": [(e, frame_urls(thumbs[e.pk])["thumb"]) for e in episodes],
+        "episodes_matching": matching,
+        "episode_query": query.urlencode(),
+        "scene_ids": scene_ids,
+        "outcomes": OUTCOMES,
+    }

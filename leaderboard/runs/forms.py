@@ -1,0 +1,92 @@
+"""Forms of runs: the hosted-evaluation form, the episode list's filters."""
+
+from __future__ import annotations
+
+from django import forms
+
+from evaluation.registry import PROVIDERS
+from leaderboard.models import ModelEntry
+
+
+class HostedEvaluationForm(forms.Form):
+    """What a signed-in user with permission submits to evaluate an API model on the server."""
+
+    SCENE_SETS = [
+        ("all", "All 66 scenes"),
+        ("human", "Human track (48)"),
+        ("robot", "Robot track (18)"),
+    ]
+
+    provider = forms.ChoiceField(choices=list(PROVIDERS.items()))
+    base_url = forms.URLField(required=False, label="Base URL", assume_scheme="https")
+    model = forms.CharField(max_length=200, label="Model name at the provider")
+    entry_name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Leaderboard name",
+        help_text="default: the model name",
+    )
+    kind = forms.ChoiceField(
+        choices=[(k, v) for k, v in ModelEntry.Kind.choices if k in ("proprietary", "open-weights")]
+    )
+    params_b = forms.FloatField(required=False, min_value=0, label="Parameters (billions)")
+    api_key = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        max_length=500,
+        label="API key",
+        help_text="Encrypted at rest and erased when the run ends.",
+    )
+    levels = forms.TypedMultipleChoiceField(
+        choices=[
+            ("0", "Level 0: mirror disclosed, with a reasoning template"),
+            ("1", "Level 1: mirror disclosed"),
+            ("2", "Level 2: the mirror is never mentioned"),
+            ("3", "Level 3: neither the mirror nor the body"),
+        ],
+        coerce=int,
+        initial=["0", "1", "2", "3"],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The leaderboard ranks runs of all four levels on all 66 scenes.",
+    )
+    scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all", widget=forms.RadioSelect)
+    private = forms.BooleanField(required=False, label="Keep this run private")
+
+
+class EpisodeListForm(forms.Form):
+    """The GET parameters of a run's episode list: all optional."""
+
+    level = forms.TypedChoiceField(
+        choices=[("", "All levels")] + [(str(level), f"Level {level}") for level in range(4)],
+        coerce=int,
+        empty_value=None,
+        required=False,
+    )
+    track = forms.ChoiceField(
+        choices=[("", "Both tracks"), ("human", "Human"), ("robot", "Robot")], required=False
+    )
+    outcome = forms.ChoiceField(
+        choices=[
+            ("", "Any outcome"),
+            ("success", "Reached the mark"),
+            ("failure", "Did not reach it"),
+            ("confused", "Mirror-confused"),
+            ("error", "Ended in error"),
+        ],
+        required=False,
+    )
+    scene = forms.CharField(required=False, max_length=100, label="Scene")
+    page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+    def __init__(self, *args: object, scene_ids: list[str] | None = None, **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._scene_ids = scene_ids or []
+
+    def clean_scene(self) -> str:
+        scene = (self.cleaned_data.get("scene") or "").strip()
+        if scene and scene not in self._scene_ids:
+            raise forms.ValidationError(
+                f"expected one of this run's scene ids (e.g. {self._scene_ids[0]}), got {scene!r}"
+                if self._scene_ids
+                else "this run has no episodes"
+            )
+        return scene

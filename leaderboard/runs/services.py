@@ -1,0 +1,355 @@
+"""Writes: runs evaluated here, from creation and hosted-run checks to start and cancel."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import (
+    transaction,
+)
+from django.utils import timezone
+
+from evaluation.prompts import LEVELS
+from evaluation.registry import (
+    AgentSpecError,
+    agent_spec_check,
+)
+from leaderboard.accounts.mail import confirmed_email_required
+from leaderboard.boards.entries import (
+    benchmark_current,
+    entry_name_match,
+    model_entry_create,
+    model_entry_upsert,
+)
+from leaderboard.data_version import data_version_bump
+from leaderboard.errors import FieldError
+from leaderboard.models import (
+    Episode,
+    ModelEntry,
+    Run,
+    RunSecret,
+)
+from leaderboard.runs import secrets as secrets_box
+from leaderboard.runs.endpoints import EndpointRefused, endpoint_check
+from leaderboard.runs.limits import (
+    owner_requests_today,
+)
+from leaderboard.runs.selectors import (
+    run_header,
+)
+from simulation.catalogue import select_scenes
+from simulation.render import DEFAULT_SIZE
+from simulation.versions import BENCHMARK_VERSION
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to evaluate: the agent and the part of the benchmark."""
+
+    agent: str
+    levels: tuple[int, ...] = LEVELS
+    scenes: str = "all"
+    base_url: str | None = None
+    seed: int = 0
+    """The run's seed (the random agent's); never sent to a model API."""
+    image_size: int = DEFAULT_SIZE
+    image_history: int = 1
+    max_tokens: int | None = None
+    """Cap on each answer's output tokens; None: none (Anthropic gets the model's maximum).
+    Specs stored before protocol v3 hold 2048, which their runs keep sending."""
+    pairs: tuple[tuple[str, int], ...] = ()
+    """Only these (scene id, level) episodes, when given (a reproduction's sample)."""
+    use_cache: bool = True
+    """Reuse cached answers to identical requests; a reproduction must ask the model afresh."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "levels": list(self.levels),
+            "scenes": self.scenes,
+            "base_url": self.base_url,
+            "seed": self.seed,
+            "image_size": self.image_size,
+            "image_history": self.image_history,
+            "max_tokens": self.max_tokens,
+            **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
+            **({"use_cache": False} if not self.use_cache else {}),
+        }
+
+
+def _queue_run_start(run_id: int) -> None:
+    from leaderboard.tasks import run_start
+
+    run_start.delay(run_id)
+
+
+@transaction.atomic
+def run_create(
+    *,
+    model_entry: ModelEntry,
+    spec: RunSpec,
+    owner: Any = None,
+    visibility: str = Run.Visibility.PUBLIC,
+    api_key: str | None = None,
+) -> Run:
+    """Create a pending run with one pending episode per (scene, level); queue its start.
+
+    ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
+    workers use their environment's key. Raises FieldError for an unknown agent, scene or
+    level, or a base URL the server will not call.
+    """
+    if spec.base_url:
+        try:
+            endpoint_check(spec.base_url, user_chosen=owner is not None and not owner.is_staff)
+        except EndpointRefused as exc:
+            raise FieldError("base_url", str(exc)) from None
+    try:
+        agent_spec_check(spec.agent)
+    except AgentSpecError as exc:
+        raise FieldError("agent", str(exc)) from None
+    if not spec.levels or any(level not in LEVELS for level in spec.levels):
+        raise FieldError("levels", f"expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
+    try:
+        scenes = select_scenes(spec.scenes)
+    except KeyError as exc:
+        raise FieldError("scenes", str(exc)) from None
+    if not scenes:
+        raise FieldError("scenes", "selected no scene")
+    benchmark = benchmark_current()
+    rows = {s.scene_id: s for s in benchmark.scenes.all()}
+    run = Run.objects.create(
+        model_entry=model_entry,
+        benchmark=benchmark,
+        owner=owner,
+        source=Run.Source.EVALUATED,
+        status=Run.Status.PENDING,
+        visibility=visibility,
+        agent=spec.agent,
+        spec=spec.as_dict(),
+        episodes_expected=len(spec.pairs) if spec.pairs else len(scenes) * len(spec.levels),
+    )
+    wanted = set(spec.pairs)
+    Episode.objects.bulk_create(
+        Episode(run=run, scene=rows[s.id], level=level, status=Episode.Status.PENDING)
+        for level in spec.levels
+        for s in scenes
+        if not wanted or (s.id, level) in wanted
+    )
+    # The bundle header is fixed now (renderer, agent, generation), so exports never need a
+    # client, a key or today's renderer version.
+    run.metadata = run_header(run=run)
+    run.save(update_fields=["metadata"])
+    if api_key:
+        try:
+            sealed = secrets_box.encrypt(api_key)
+        except secrets_box.KeyEncryptionKeyMissing as exc:
+            raise FieldError("api_key", str(exc)) from None  # the transaction rolls back
+        RunSecret.objects.create(run=run, api_key=sealed)
+    transaction.on_commit(lambda: _queue_run_start(run.pk))
+    return run
+
+
+def api_key_erase(run_id: int) -> None:
+    """The run has ended: its API key is no longer needed and must not be kept."""
+    RunSecret.objects.filter(run_id=run_id).delete()
+
+
+def runs_retired_fail() -> int:
+    """Fail the unfinished runs of retired benchmark versions; return how many.
+
+    This engine plays only the current version: a run queued before an upgrade would otherwise
+    wait forever (its episodes are never claimed) or mix two protocols in one run.
+    """
+    with transaction.atomic():
+        runs = list(
+            Run.objects.filter(status__in=[Run.Status.PENDING, Run.Status.RUNNING])
+            .exclude(benchmark__name=BENCHMARK_VERSION)
+            .values_list("pk", "benchmark__name")
+        )
+        for run_id, version in runs:
+            Run.objects.filter(pk=run_id).update(
+                status=Run.Status.FAILED,
+                finished=timezone.now(),
+                error=f"benchmark {version} was retired before the run finished; this server "
+                f"runs {BENCHMARK_VERSION}: evaluate the model again",
+            )
+            api_key_erase(run_id)
+    return len(runs)
+
+
+def run_start(*, run_id: int) -> list[int]:
+    """Mark a pending run running and return the ids of its episodes to queue.
+
+    A run that is already running returns its pending episodes (a duplicated start queues
+    tasks that find their episode claimed and do nothing).
+    """
+    Run.objects.filter(
+        pk=run_id, status=Run.Status.PENDING, benchmark__name=BENCHMARK_VERSION
+    ).update(status=Run.Status.RUNNING, started=timezone.now())
+    if not Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
+        return []
+    # Scene by scene, all its levels together: their frames repeat, and the frame store
+    # then serves the later levels what the first one rendered.
+    pending = Episode.objects.filter(run_id=run_id, status=Episode.Status.PENDING)
+    return list(pending.order_by("scene_id", "level").values_list("pk", flat=True))
+
+
+def run_cancel(*, run: Run) -> bool:
+    """Cancel a pending or running run; its tasks stop at their next step. Return whether it did."""
+    with transaction.atomic():
+        cancelled = Run.objects.filter(
+            pk=run.pk, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
+        ).update(status=Run.Status.CANCELLED, finished=timezone.now())
+        if cancelled == 1:
+            api_key_erase(run.pk)
+            data_version_bump()
+    return cancelled == 1
+
+
+BASELINE_AGENTS = {"random": "Random", "oracle": "Oracle"}
+
+
+def baseline_runs_ensure() -> list[Run]:
+    """Queue a full run of each baseline agent that has no run of the current version yet.
+
+    Idempotent: a baseline with a pending, running or completed run of this benchmark version
+    is left alone, so a second ``make run`` reuses what exists. Runs of a retired version stay
+    browsable; unfinished ones are failed first (``runs_retired_fail``).
+    """
+    runs_retired_fail()
+
+    created = []
+    for agent, name in BASELINE_AGENTS.items():
+        entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
+            name=name, kind=ModelEntry.Kind.BASELINE
+        )
+        exists = Run.objects.filter(
+            model_entry=entry,
+            source=Run.Source.EVALUATED,
+            benchmark__name=BENCHMARK_VERSION,
+            status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
+        ).exists()
+        if not exists:
+            created.append(run_create(model_entry=entry, spec=RunSpec(agent=agent)))
+    return created
+
+
+def _is_moderator(user: Any) -> bool:
+    return bool(user.is_staff and user.has_perm("leaderboard.change_modelentry"))
+
+
+def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
+    """Return the entry a hosted run goes to: the user's own entry of that name, or a new one.
+
+    Names are compared without case, so nobody's "random" sits beside the Random baseline, and
+    a name that looks like another entry's is refused (``entry_name_match``). Entries of other
+    users and the site's own (the paper's rows, baselines, Human) are refused by name; only
+    moderators attach runs to an existing entry they do not own.
+    """
+    name, existing = entry_name_match(
+        name=data.get("entry_name") or data["model"], field="entry_name"
+    )
+    if existing is None:
+        return model_entry_create(
+            name=name,
+            kind=data["kind"],
+            params_b=data.get("params_b"),
+            owner=user,
+            field="entry_name",
+        )
+    if existing.owner_id == user.pk or _is_moderator(user):
+        return existing
+    raise FieldError(
+        "entry_name",
+        f"{existing.name!r} is the name of an entry that is not yours; choose another name "
+        "(only moderators add runs to the site's entries and to other users' entries)",
+    )
+
+
+def quota_owner(run: Run | None) -> int | None:
+    """The user whose daily request cap a run's model calls count against; None: no cap.
+
+    Runs owned by users who are not staff (hosted runs, reproduction spot-checks); the site's
+    own runs and staff's are not capped.
+    """
+    if run is None or run.owner_id is None or run.owner is None or run.owner.is_staff:
+        return None
+    return int(run.owner_id)
+
+
+def _hosted_caps_check(*, user: Any, episodes: int) -> None:
+    """Refuse a hosted run over the user's caps (settings); staff have none.
+
+    Called with the user's row locked, so two submissions at once cannot both pass.
+    """
+    if user.is_staff:
+        return
+    active = Run.objects.filter(
+        owner=user, source=Run.Source.EVALUATED, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
+    ).count()
+    cap = settings.MIRRORBENCH_MAX_ACTIVE_RUNS
+    if active >= cap:
+        raise FieldError(
+            "non_field_errors",
+            f"you have {active} hosted runs pending or running, the most allowed at once is "
+            f"{cap}: wait for one to end or cancel one",
+        )
+    requests = owner_requests_today(user.pk)
+    if requests >= settings.MIRRORBENCH_USER_REQUESTS_PER_DAY:
+        raise FieldError(
+            "non_field_errors",
+            f"your runs have sent {requests} requests to model endpoints today (UTC), the most "
+            "allowed a day: start this run tomorrow",
+        )
+    since = timezone.now() - timedelta(days=1)
+    today = Episode.objects.filter(
+        run__owner=user, run__source=Run.Source.EVALUATED, run__created__gte=since
+    ).count()
+    daily = settings.MIRRORBENCH_MAX_EPISODES_PER_DAY
+    if today + episodes > daily:
+        raise FieldError(
+            "non_field_errors",
+            f"this run has {episodes} episodes and you started {today} in the last 24 hours; "
+            f"the most allowed is {daily} a day: choose fewer levels or scenes, or wait",
+        )
+
+
+def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
+    """Create a hosted run from validated form or API data (see HostedEvaluationForm).
+
+    Raises FieldError, naming the field, for input the form cannot check alone: an entry name
+    that is not the user's, a run over the user's caps, a refused endpoint. Nothing is written
+    then.
+    """
+    confirmed_email_required(user)
+    spec = RunSpec(
+        agent=f"{data['provider']}:{data['model']}",
+        levels=tuple(sorted(data["levels"])),
+        scenes=data["scenes"],
+        base_url=data.get("base_url") or None,
+    )
+    try:
+        episodes = len(select_scenes(spec.scenes)) * len(spec.levels)
+    except KeyError as exc:
+        raise FieldError("scenes", str(exc)) from None
+    visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC
+    with transaction.atomic():
+        # One hosted submission at a time per user: the caps count what is committed.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        _hosted_caps_check(user=user, episodes=episodes)
+        entry = _hosted_entry(user=user, data=data)
+        return run_create(
+            model_entry=entry,
+            spec=spec,
+            owner=user,
+            visibility=visibility,
+            api_key=data["api_key"],
+        )

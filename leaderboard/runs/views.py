@@ -1,0 +1,153 @@
+"""Pages of runs: a run, its progress, cancelling, its bundle, the evaluate form, estimates."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from evaluation.registry import PROVIDERS
+from leaderboard.errors import FieldError
+from leaderboard.models import Run
+from leaderboard.runs.forms import HostedEvaluationForm
+from leaderboard.runs.selectors import (
+    hosted_run_estimate,
+    run_avg_by_level,
+    run_bundle,
+    run_endpoint,
+    run_owned,
+    run_progress,
+    run_visible,
+)
+from leaderboard.runs.services import hosted_run_create, run_cancel
+from leaderboard.throttles import throttled_post
+
+ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
+
+
+def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    from leaderboard.replays.selectors import run_behaviour_rows
+    from leaderboard.replays.views import CONFUSION_TEXT
+    from leaderboard.runs.episodes import run_episode_list
+
+    try:
+        run = run_visible(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    episodes = run_episode_list(request, run)
+    if "episode_errors" in episodes:
+        return render(
+            request,
+            "leaderboard/bad_request.html",
+            {"errors": episodes["episode_errors"].items()},
+            status=400,
+        )
+    context = {
+        "run": run,
+        **episodes,
+        "behaviour": run_behaviour_rows(run),
+        "confusion_text": CONFUSION_TEXT,
+        "avg_by_level": run_avg_by_level(run=run),
+        "active": run.status in ACTIVE,
+        "can_cancel": run.status in ACTIVE
+        and request.user.is_authenticated
+        and run.owner_id == request.user.pk,
+        "progress": run_progress(run=run),
+        "endpoint": run_endpoint(run=run, user=request.user),
+    }
+    return render(request, "leaderboard/run.html", context)
+
+
+def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    try:
+        run = run_visible(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    return JsonResponse({**run_progress(run=run), "avg_by_level": run_avg_by_level(run=run)})
+
+
+@require_POST
+@login_required
+@throttled_post("cancels")
+def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        run = run_owned(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} of yours") from None
+    run_cancel(run=run)
+    return redirect("leaderboard:run", run_id=run_id)
+
+
+def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:
+    """Return the cost estimate for the form's levels and scenes (its defaults when unbound)."""
+    data = form.data if isinstance(form.data, QueryDict) else QueryDict()
+    provider = data.get("provider") or "openai"
+    chosen = data.getlist("levels") if "levels" in data else ["0", "1", "2", "3"]
+    levels = sorted({int(v) for v in chosen if v in ("0", "1", "2", "3")})
+    scenes = data.get("scenes") or "all"
+    if provider not in PROVIDERS or scenes not in dict(HostedEvaluationForm.SCENE_SETS):
+        return None
+    estimate = hosted_run_estimate(
+        provider=provider, model=(data.get("model") or "").strip(), levels=levels, scenes=scenes
+    )
+    return {**estimate.as_dict(), "provider": provider}
+
+
+def evaluate_estimate_json(request: HttpRequest) -> JsonResponse:
+    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=``: the page's live estimate."""
+    form = HostedEvaluationForm(request.GET)
+    return JsonResponse(_estimate(form) or {"error": "unknown provider or scene set"})
+
+
+@throttled_post("evaluations")
+def evaluate_page(request: HttpRequest) -> HttpResponse:
+    """Hosted evaluation: the form for users with ``leaderboard.add_run``; for everyone else,
+    who may evaluate and how to get access (a POST without the permission is refused)."""
+    allowed = request.user.has_perm("leaderboard.add_run")
+    if request.method == "POST" and not allowed:
+        raise PermissionDenied("hosted evaluation needs the leaderboard.add_run permission")
+    form = HostedEvaluationForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and "estimate" in request.POST:
+        form.is_valid()  # show the estimate for the choices made, and what is still missing
+    elif request.method == "POST" and form.is_valid():
+        try:
+            run = hosted_run_create(user=request.user, data=form.cleaned_data)
+        except FieldError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            return redirect("leaderboard:run", run_id=run.pk)
+        status = 400
+    elif request.method == "POST":
+        status = 400
+    context = {
+        "form": form,
+        "allowed": allowed,
+        "estimate": _estimate(form) if allowed else None,
+        "prices": bool(settings.MIRRORBENCH_PRICES),
+        "caps": {
+            "active": settings.MIRRORBENCH_MAX_ACTIVE_RUNS,
+            "daily": settings.MIRRORBENCH_MAX_EPISODES_PER_DAY,
+        },
+    }
+    return render(request, "leaderboard/evaluate.html", context, status=status)
+
+
+def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        run = run_visible(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
+    lines = "".join(
+        json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run, user=request.user)
+    )
+    response = HttpResponse(lines, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}.jsonl"'
+    return response

@@ -1,0 +1,330 @@
+"""The worker's side of a run: claim an episode, play it storing each step, finish the run."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
+from django.db.models import F, Q
+from django.utils import timezone
+
+from evaluation.agents import ModelAgent
+from evaluation.messages import GenerationParams
+from evaluation.registry import (
+    make_agent_factory,
+    parse_agent_spec,
+)
+from evaluation.runner import FrameSource, run_episode
+from leaderboard.boards.scores import run_list_if_complete, run_scores_refresh
+from leaderboard.data_version import data_version_bump
+from leaderboard.frames.services import (
+    FrameStoreError,
+    frame_png,
+    frame_store,
+    render_pool,
+    run_frames_queue,
+)
+from leaderboard.models import (
+    Episode,
+    Run,
+    RunSecret,
+    Step,
+)
+from leaderboard.runs import secrets as secrets_box
+from leaderboard.runs.limits import (
+    OutboundQuotaExceeded,
+    OwnerQuotaClient,
+    RateLimitedClient,
+    owner_requests_today,
+)
+from leaderboard.runs.selectors import (
+    limits_for,
+    parallel_slots_free,
+    provider_key,
+    stale_after,
+)
+from leaderboard.runs.services import api_key_erase, quota_owner
+from simulation.catalogue import get_scene
+from simulation.versions import BENCHMARK_VERSION
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class EpisodeLost(Exception):
+    """The task no longer holds its episode (another task took it over, or the run ended)."""
+
+
+def _api_key(run_id: int) -> str | None:
+    secret = RunSecret.objects.filter(run_id=run_id).first()
+    return secrets_box.decrypt(bytes(secret.api_key)) if secret else None
+
+
+def episode_claim(*, episode_id: int) -> str | None:
+    """Claim a pending episode (or one whose task went silent); return the claim token."""
+    token = secrets.token_hex(16)
+    now = timezone.now()
+    pending_or_stale = Q(status=Episode.Status.PENDING) | Q(
+        status=Episode.Status.RUNNING, heartbeat__lt=now - stale_after()
+    )
+    claimed = (
+        Episode.objects.filter(
+            pk=episode_id,
+            run__status=Run.Status.RUNNING,
+            run__benchmark__name=BENCHMARK_VERSION,
+        )
+        .filter(pending_or_stale)
+        .update(
+            status=Episode.Status.RUNNING, claim=token, heartbeat=now, attempts=F("attempts") + 1
+        )
+    )
+    if claimed != 1:
+        # Nothing got updated: another task holds it, or it is finished, or the run ended.
+        return None
+    return token
+
+
+DB_LOST_WAIT_S = 60.0
+
+
+"""How long an episode's task waits, reconnecting, for a database that went away (a restart, a
+fail-over) before giving up: far less than MIRRORBENCH_EPISODE_STALE_S, so the episode is still
+this task's when the database is back, and nothing it did is lost or done again."""
+
+
+DB_LOST_RESUMES = 5
+
+
+"""How many times one task goes on with its episode after losing the database."""
+
+
+def _while_database_lost(what: str, operation: Callable[[], T], *, first_wait: bool = False) -> T:
+    """Run ``operation``, a transaction that is safe to run again; while the database cannot be
+    reached (OperationalError, InterfaceError), connect again and retry, for ``DB_LOST_WAIT_S``.
+
+    ``first_wait``: the connection has just failed; drop it and wait before the first try.
+    Inside an outer transaction nothing is retried: the transaction is gone with its connection.
+    """
+    deadline = time.monotonic() + DB_LOST_WAIT_S
+    delay = 0.5
+    if first_wait:
+        connection.close()
+        time.sleep(delay)
+    while True:
+        try:
+            return operation()
+        except (OperationalError, InterfaceError) as exc:
+            if connection.in_atomic_block or time.monotonic() + delay > deadline:
+                raise
+            logger.warning("%s: the database failed (%s); trying again in %.1f s", what, exc, delay)
+            connection.close()  # a broken connection is not used again: the next query connects
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
+    """Store one step, refreshing the claim; raise EpisodeLost if the task lost the episode."""
+    with transaction.atomic():
+        held = Episode.objects.filter(
+            pk=episode_id,
+            claim=token,
+            status=Episode.Status.RUNNING,
+            run__status=Run.Status.RUNNING,
+        ).update(heartbeat=timezone.now(), steps_taken=record["index"] + 1)
+        if held != 1:
+            raise EpisodeLost(f"episode {episode_id} is no longer held by this task")
+        try:
+            Step.from_record(episode_id, record).save(force_insert=True)
+        except IntegrityError:
+            raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
+
+
+def _episode_release(episode_id: int, token: str) -> None:
+    """Hand a held episode back (pending, its steps kept) for another task to go on with."""
+    try:
+        Episode.objects.filter(pk=episode_id, claim=token, status=Episode.Status.RUNNING).update(
+            status=Episode.Status.PENDING, claim="", heartbeat=timezone.now()
+        )
+    except DatabaseError as exc:  # the stale-episode check will take it over
+        logger.warning("episode %s could not be handed back: %s", episode_id, exc)
+
+
+def _stored_steps(episode: Episode) -> list[dict[str, Any]]:
+    return [step.as_record() for step in episode.steps.order_by("index")]
+
+
+def episode_evaluate(*, episode_id: int) -> str:
+    """Play one episode of a running run, storing each step as it happens.
+
+    Returns what happened: ``throttled`` (the provider's parallel cap is reached: try again
+    later), ``quota`` (the run's owner has used today's requests, MIRRORBENCH_USER_REQUESTS_PER_DAY:
+    the episode is pending again, its steps kept, to go on tomorrow), ``claimed-elsewhere``,
+    ``completed``, ``error`` or ``lost``.
+    """
+    run = Run.objects.select_related("owner").filter(episodes__pk=episode_id).first()
+    if run is not None and not parallel_slots_free(run):
+        return "throttled"
+    payer = quota_owner(run)
+    cap = settings.MIRRORBENCH_USER_REQUESTS_PER_DAY
+    if payer is not None and owner_requests_today(payer) >= cap:
+        return "quota"
+    token = episode_claim(episode_id=episode_id)
+    if token is None:
+        return "claimed-elsewhere"
+    from evaluation.adapters import RetryPolicy  # the SDKs load only where models are called
+
+    episode = Episode.objects.select_related("run", "scene").get(pk=episode_id)
+    spec = episode.run.spec
+    # Temperature 0 and no seed; a cap only if the spec has one (old specs: 2048).
+    params = GenerationParams(max_tokens=spec.get("max_tokens"))
+    factory, _ = make_agent_factory(
+        spec["agent"],
+        seed=spec["seed"],
+        base_url=spec["base_url"],
+        image_history=spec["image_history"],
+        params=params,
+        cache=_response_cache(spec["agent"]) if spec.get("use_cache", True) else None,
+        cache_scope=cache_scope(episode.run),
+        api_key=_api_key(episode.run_id),
+        retry=RetryPolicy(
+            max_attempts=settings.MIRRORBENCH_RETRY_ATTEMPTS,
+            base_delay_s=settings.MIRRORBENCH_RETRY_BASE_S,
+        ),
+    )
+    agent = factory()
+    limits = limits_for(spec["agent"], spec["base_url"])
+    if limits.rpm and isinstance(agent, ModelAgent):
+        key = provider_key(spec["agent"], spec["base_url"])
+        agent.client = RateLimitedClient(agent.client, key, limits.rpm)
+    if payer is not None and isinstance(agent, ModelAgent):
+        agent.client = OwnerQuotaClient(agent.client, payer, cap)
+    frames = (
+        FrameSource(
+            spec["image_size"],
+            on_render=lambda key, png: frame_store(key=key, png=png),
+            lookup=frame_png,
+            pool=render_pool(),  # the worker's renderers, shared by all its episodes
+        )
+        if agent.needs_images
+        else None
+    )
+    scene = get_scene(episode.scene.scene_id)
+    for resumed in range(DB_LOST_RESUMES + 1):
+        try:
+            record = run_episode(
+                scene,
+                episode.level,
+                agent,
+                seed=spec["seed"],
+                frames=frames,
+                image_size=spec["image_size"],
+                on_step=lambda step: _step_store(episode_id, token, step),
+                prior_steps=_stored_steps(episode),
+            )
+            break
+        except EpisodeLost as exc:
+            logger.info("%s", exc)
+            return "lost"
+        except FrameStoreError:
+            # The frame store failed for longer than its retries: hand the episode back, its
+            # steps kept, so that the task's retry goes on with it rather than the stale check.
+            _episode_release(episode_id, token)
+            raise
+        except OutboundQuotaExceeded as exc:
+            # Not the model's fault: hand the episode back, its steps kept, to resume later.
+            logger.info("episode %s waits: %s", episode_id, exc)
+            _episode_release(episode_id, token)
+            return "quota"
+        except (OperationalError, InterfaceError) as exc:
+            # The database went away mid-episode (a restart, a fail-over, a full disk). Once it
+            # is back, go on from the steps stored, still holding the episode: a retry of the
+            # task would find it held and leave it to the stale check. The step being stored
+            # when the database went (or whose commit was not confirmed) is read back or asked
+            # again.
+            if resumed == DB_LOST_RESUMES or connection.in_atomic_block:
+                raise
+            logger.warning("episode %s: the database failed (%s); waiting for it", episode_id, exc)
+            # Back means writable again (a full disk fails writes, not reads): the claim's
+            # heartbeat is refreshed, which also tells whether the episode is still held.
+            held = _while_database_lost(
+                f"episode {episode_id}: reconnecting",
+                lambda: Episode.objects.filter(
+                    pk=episode_id, claim=token, status=Episode.Status.RUNNING
+                ).update(heartbeat=timezone.now()),
+                first_wait=True,
+            )
+            if not held:
+                return "lost"
+    done = _while_database_lost(
+        f"finishing episode {episode_id}",
+        lambda: Episode.objects.filter(
+            pk=episode_id, claim=token, status=Episode.Status.RUNNING
+        ).update(heartbeat=timezone.now(), **Episode.fields_from_record(record)),
+    )
+    if done != 1:
+        return "lost"
+    _while_database_lost(
+        f"completing run {episode.run_id}", lambda: run_finish_if_done(run_id=episode.run_id)
+    )
+    return str(record["status"])
+
+
+def cache_scope(run: Run) -> str:
+    """Whose cached answers a run may reuse: its owner's (hosted runs), else the server's
+    (runs queued by an administrator with the workers' own keys)."""
+    return f"user:{run.owner_id}" if run.owner_id else "server"
+
+
+def _response_cache(agent: str) -> Any:
+    """Return the worker's one response cache (model agents only).
+
+    One connection per process, shared by its threads (the cache locks), rather than a new
+    SQLite connection per episode that nothing closes.
+    """
+    if not parse_agent_spec(agent).is_model:
+        return None
+    return _shared_cache(str(Path(settings.DATA_DIR) / "cache" / "responses.sqlite3"))
+
+
+@cache
+def _shared_cache(path: str) -> Any:
+    from evaluation.cache import ResponseCache
+
+    return ResponseCache(Path(path))
+
+
+def run_finish_if_done(*, run_id: int) -> bool:
+    """Complete a running run whose episodes have all finished; return whether this call did."""
+    if Episode.objects.filter(run_id=run_id, status__in=Episode.UNFINISHED).exists():
+        return False
+    # One transaction: nobody sees the run completed before its scores and listing exist.
+    with transaction.atomic():
+        finished = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.COMPLETED, finished=timezone.now()
+        )
+        if finished != 1:
+            return False  # another task got there first, or the run was cancelled
+        run = Run.objects.get(pk=run_id)
+        api_key_erase(run_id)
+        run_scores_refresh(run=run)
+        run_list_if_complete(run=run)
+        from leaderboard.submissions.services import reproduction_record
+
+        reproduction_record(run=run)  # a no-op unless the run reproduces a submission
+        run_frames_queue(run=run)
+        data_version_bump()  # the run's page and the run lists show it completed
+    return True
