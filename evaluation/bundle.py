@@ -30,6 +30,8 @@ from simulation.dynamics import DYNAMICS_VERSION
 from simulation.versions import BENCHMARK_VERSION
 
 BUNDLE_VERSION = 1
+# The name pyproject.toml installs the project under (the tool itself is called mirrorbench).
+DISTRIBUTION = "mirrorbench-msr"
 COMPLETED = "completed"
 ERROR = "error"
 RESPONSE_MAX_CHARS = 262_144
@@ -63,9 +65,9 @@ def header_benchmark_version(header: dict[str, Any]) -> str:
 
 
 def tool_version() -> str:
-    """Return the version of the mirrorbench package that writes bundles."""
+    """Return the version of the installed distribution (DISTRIBUTION) that writes bundles."""
     try:
-        return metadata.version("mirrorbench")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown"
 
