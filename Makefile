@@ -3,22 +3,36 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Every Python package with its hashes (`make lock` refreshes it; scripts/lock.sh says what it holds).
+LOCK := requirements.lock
 DATA_DIR ?= $(or $(MIRRORBENCH_DATA_DIR),var)
 SIZE ?= 512
 # Headless rendering: EGL first (Mesa's software driver), OSMesa as the fallback.
 export MUJOCO_GL ?= egl
 export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
 
-.PHONY: install system-deps test-deps run worker test test-fast bench lint format typecheck migrations-check gallery clean
+.PHONY: install lock system-deps test-deps run worker test test-fast bench lint format typecheck migrations-check gallery clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The lock's exact files (hashes checked, wheels only), then the project alone, built by the
+# locked setuptools. The distribution was called mirrorbench before (an unrelated project's name
+# on the public index): a .venv made then drops it before the project goes in, not after, when
+# the uninstall would take the `mirrorbench` command both install.
+$(STAMP): pyproject.toml $(LOCK)
 	@$(MAKE) --no-print-directory system-deps
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes --only-binary :all: -r $(LOCK)
+	@! $(BIN)/python -m pip show --quiet mirrorbench 2>/dev/null \
+		|| $(BIN)/python -m pip uninstall --quiet --yes mirrorbench
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
+
+# Resolve $(LOCK) again from pyproject.toml, keeping the pins it still allows; UPGRADE=1 moves
+# every pin to the newest release allowed. Then `make install` installs the new lock.
+lock:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	VENV=$(VENV) LOCK=$(LOCK) bash scripts/lock.sh
 
 # Mesa's EGL and OSMesa libraries, installed when missing and we may (root or sudo).
 system-deps:
