@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # System packages the test suite uses as real parts: Debian's Chromium for the browser tests,
 # Redis and PostgreSQL for the production paths (the tests start their own servers).
-# Installed when missing and we are root or have sudo; otherwise the command is printed and the
-# browser tests skip themselves with that reason.
+# Installed when missing and we are root or have sudo; otherwise the command is printed, and the
+# tests that need a missing part skip, saying so (under CI=true they fail: tests/parts.py).
 set -euo pipefail
 # axe-core for the accessibility checks of the browser tests, from npm into the virtual
 # environment (tests inject it into the page; nothing is fetched at run time).
@@ -11,9 +11,9 @@ if [ ! -f "$AXE_DIR/node_modules/axe-core/axe.min.js" ]; then
   if command -v npm >/dev/null 2>&1; then
     mkdir -p "$AXE_DIR"
     npm install --no-audit --no-fund --silent --prefix "$AXE_DIR" axe-core@4 >/dev/null \
-      || echo "test-deps: could not install axe-core from npm; the accessibility tests will skip" >&2
+      || echo "test-deps: could not install axe-core from npm; the accessibility test will skip (fail under CI=true)" >&2
   else
-    echo "test-deps: npm is missing; the accessibility tests will skip (apt-get install npm)" >&2
+    echo "test-deps: npm is missing; the accessibility test will skip, or fail under CI=true (apt-get install npm)" >&2
   fi
 fi
 
@@ -32,6 +32,6 @@ elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
   echo "test-deps: installing ${missing[*]} with sudo"
   sudo DEBIAN_FRONTEND=noninteractive bash -c "$cmd" >/dev/null
 else
-  echo "test-deps: the browser tests need: ${missing[*]}. Run as root: $cmd" >&2
+  echo "test-deps: the browser, Redis and PostgreSQL tests need: ${missing[*]}. Run as root: $cmd" >&2
 fi
 

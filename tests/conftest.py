@@ -12,8 +12,9 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
-# The browser fixtures (chromium driven by Playwright) for every test module that uses them.
-pytest_plugins = ["tests.leaderboard.browser"]
+# The browser fixtures (chromium driven by Playwright) for every test module that uses them;
+# pytester for the tests of the suite's own helpers (tests/test_parts.py).
+pytest_plugins = ["tests.leaderboard.browser", "pytester"]
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
+from tests.parts import TEST_DEPS, require_part
 
 
 def free_port() -> int:
@@ -40,8 +40,7 @@ class RedisServer:
     """
 
     def __init__(self, folder: Path) -> None:
-        if shutil.which("redis-server") is None:
-            pytest.skip("redis-server is not installed (scripts/test-deps.sh installs it)")
+        require_part("redis-server", shutil.which("redis-server") is not None, TEST_DEPS)
         self.folder = folder
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -77,8 +76,7 @@ class PostgresServer:
         from tests.leaderboard.postgres import _as_postgres, _bin
 
         initdb, self._pg_ctl = _bin("initdb"), _bin("pg_ctl")
-        if initdb is None or self._pg_ctl is None:
-            pytest.skip("PostgreSQL is not installed (scripts/test-deps.sh installs it)")
+        require_part("PostgreSQL", initdb is not None and self._pg_ctl is not None, TEST_DEPS)
         self._as_postgres = _as_postgres
         self.folder = Path(tempfile.mkdtemp(prefix="mirrorbench-pg-"))
         self.folder.chmod(0o777)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.parts import TEST_DEPS, require_part
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -31,6 +33,7 @@ def browser() -> Iterator[object]:
     takes for async code; the ORM calls made here (loading the fixture, flushing the database)
     are plain synchronous ones, so the guard is lifted while the browser is open.
     """
+    require_part(f"Debian's chromium ({CHROMIUM})", CHROMIUM.exists(), TEST_DEPS)
     unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:

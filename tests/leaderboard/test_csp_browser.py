@@ -16,12 +16,11 @@ import pytest
 
 from leaderboard.models import Episode, ModelEntry
 from leaderboard.runs.imports import reference_results_load
-from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.factories import UserFactory, import_run, make_bundle
+from tests.parts import DEV_EXTRA, import_part
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no chromium at {CHROMIUM}"),
     pytest.mark.django_db(transaction=True),
 ]
 expect = sync_api.expect

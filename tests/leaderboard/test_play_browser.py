@@ -12,13 +12,12 @@ from django.test import Client
 
 from leaderboard.models import Episode, Play
 from leaderboard.play.selectors import human_set_bundle
-from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.test_play import SCENE, optimal_options
+from tests.parts import DEV_EXTRA, import_part
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no chromium at {CHROMIUM}"),
     pytest.mark.django_db(transaction=True),
 ]
 expect = sync_api.expect

@@ -10,6 +10,7 @@ import pytest
 
 from mirrorbench_site.celery import worker_command
 from tests.leaderboard.postgres import postgres_server
+from tests.parts import TEST_DEPS, missing_part
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def test_a_run_completes_on_postgresql_with_a_worker(tmp_path):
         server = postgres_server()
         url = server.__enter__()
     except (FileNotFoundError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"no PostgreSQL server could be started: {exc}")
+        missing_part("a PostgreSQL server", f"none could be started ({exc}); {TEST_DEPS}")
     env = {
         **os.environ,
         # Query parameters reach psycopg as connection options (dj-database-url).

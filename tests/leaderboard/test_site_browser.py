@@ -12,12 +12,11 @@ import pytest
 
 from leaderboard.models import Episode, ModelEntry
 from leaderboard.runs.imports import reference_results_load
-from tests.leaderboard.browser import CHROMIUM
 from tests.leaderboard.factories import UserFactory, import_run
+from tests.parts import DEV_EXTRA, import_part, require_part
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no chromium at {CHROMIUM}"),
     pytest.mark.django_db(transaction=True),
 ]
 expect = sync_api.expect
@@ -184,8 +183,8 @@ def _violations(page) -> list[str]:
     ]
 
 
-@pytest.mark.skipif(not AXE.exists(), reason=f"axe-core is not installed ({AXE}): make test-deps")
 def test_no_page_has_a_serious_or_critical_accessibility_violation(browser, site):
+    require_part(f"npm's axe-core ({AXE})", AXE.exists(), "make test-deps installs it with npm")
     found = {}
     for viewport in (DESKTOP, PHONE):
         # axe goes in as an inline script, which the site's Content-Security-Policy refuses.

@@ -13,6 +13,7 @@ from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from tests.leaderboard.factories import ModelEntryFactory
 from tests.leaderboard.workers import Results, start_worker, stop_worker
+from tests.parts import TEST_DEPS, require_part
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -184,8 +185,7 @@ def redis_url(tmp_path):
     import socket
     import subprocess
 
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed (make test installs it: scripts/test-deps.sh)")
+    require_part("redis-server", shutil.which("redis-server") is not None, TEST_DEPS)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

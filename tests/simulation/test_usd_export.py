@@ -37,6 +37,7 @@ from simulation.usd_export import (
 )
 from simulation.visibility import camera_pixel as mujoco_pixel
 from simulation.visibility import reflected_mark_mask
+from tests.parts import DEV_EXTRA, import_part
 
 HUMAN = "male_0-mano_white-splash"
 ROBOT = "nova_carter-Robotiq_2F_85-logo_1"
@@ -81,7 +82,7 @@ def test_the_stage_passes_usd_validation(scene_stage):
 
 
 def test_the_stage_passes_nvidias_asset_validator(exported):
-    validator = pytest.importorskip("omni.asset_validator")
+    validator = import_part("omni.asset_validator", "omniverse-asset-validator", DEV_EXTRA)
     _, results = exported
     for result in results.values():
         issues = list(validator.ValidationEngine().validate(str(result.path)).issues())
