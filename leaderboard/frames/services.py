@@ -128,16 +128,23 @@ def _stored_with_retries(what: str, operation: Callable[[], T]) -> T:
 
 
 def _save_whole(path: str, data: bytes) -> None:
-    """Save ``data`` at ``path`` unless a file is there; remove what a failed save left."""
+    """Save ``data`` at ``path`` unless a file is there; remove what a failed save left, and
+    the copy kept under another name when another process saved ``path`` first."""
     if default_storage.exists(path):
         return
     try:
-        default_storage.save(path, ContentFile(data))
+        saved = default_storage.save(path, ContentFile(data))
     except BaseException:
         # A full disk leaves a truncated file behind, which would then pass for stored.
         with contextlib.suppress(Exception):
             default_storage.delete(path)
         raise
+    if saved != path:
+        # Another process (the web and a render worker, two workers' episodes) stored this
+        # frame between our look and our save, and the store, which never overwrites, kept
+        # ours under another name that nothing would serve or evict. The key names the
+        # pixels: theirs will do.
+        default_storage.delete(saved)
 
 
 def frame_store(*, key: str, png: bytes) -> bool:

@@ -88,3 +88,26 @@ def test_a_frame_that_could_not_be_stored_is_rendered_again_by_whoever_asks_next
     finally:
         source.pool.close()
     assert stored == [key]
+
+
+def test_a_frame_two_processes_store_at_once_is_kept_once(monkeypatch, settings, tmp_path):
+    """The web and a render worker (or two workers' episodes) store one frame at once: the
+    other's whole store lands between this one's look and its save, and the store, which
+    never overwrites, would keep this copy under another name, never to be served or evicted."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    key = "d" * 40
+    real_save = default_storage.save
+    other: list[bool] = []
+
+    def save(name, content, *args, **kwargs):
+        if not other:
+            other.append(True)
+            assert frames.frame_store(key=key, png=png_bytes())  # the other process, all of it
+        return real_save(name, content, *args, **kwargs)
+
+    monkeypatch.setattr(default_storage, "save", save)
+    frames.frame_store(key=key, png=png_bytes())
+    folder = frame_path(key, "png").rsplit("/", 1)[0]
+    assert sorted(default_storage.listdir(folder)[1]) == sorted(
+        frame_path(key, variant).rsplit("/", 1)[1] for variant in FRAME_VARIANTS
+    )
