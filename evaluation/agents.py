@@ -26,7 +26,7 @@ from evaluation.messages import ImagePart, ModelClient, ModelReply, TransportErr
 from evaluation.parsing import parse_choice
 from evaluation.prompts import HistoryEntry, build_messages
 from simulation.catalogue import MIRROR_FACE_X_MM, STEP_MM, Scene
-from simulation.dynamics import Action, Vec3, goal_cell, is_collision_free
+from simulation.dynamics import Action, EpisodeState, Vec3, goal_cell, is_collision_free
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,6 @@ class OracleAgent:
 
 def oracle_options(scene: Scene) -> list[int]:
     """Return the options the oracle answers in ``scene``: a shortest path to the mark."""
-    from simulation.dynamics import EpisodeState
 
     state, goal, options = EpisodeState(scene), goal_cell(scene), []
     while not state.done:

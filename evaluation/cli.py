@@ -23,10 +23,9 @@ from evaluation.confusion import BehaviourTable, behaviour_json
 from evaluation.metrics import METRICS, TRACKS, LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
 from evaluation.prompts import LEVELS, messages_as_text
-from simulation.backends import BackendError
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
-from simulation.render import DEFAULT_SIZE, MAX_SIZE
+from simulation.renderer import DEFAULT_SIZE, MAX_SIZE, BackendError
 from simulation.versions import BENCHMARK_VERSION
 
 EXIT_USAGE = 2

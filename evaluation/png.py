@@ -4,7 +4,7 @@ A frame is 8-bit RGB. Each row gets PNG's "Sub" filter (the byte minus the byte 
 left, modulo 256), computed for the whole image at once with numpy, and the filtered rows are
 deflated by ISA-L (``isal``, a zlib-compatible library) at its fastest level. The result is a
 standard PNG that any decoder reads back to exactly the pixels given: only the bytes differ
-from another encoder's, and frame keys never depend on them (``simulation.render.frame_key``
+from another encoder's, and frame keys never depend on them (``simulation.renderer.frame_key``
 hashes what the frame shows, not its file).
 
 A 1024 x 1024 frame: about 4.5 ms and 337 KiB, against Pillow's 31-75 ms and 299 KiB at zlib

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from evaluation.messages import ImagePart, Message
 from evaluation.prompts import HistoryEntry, build_messages
+from simulation.backends import renderer_version
 from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
-from simulation.render import frame_key, renderer_version
+from simulation.renderer import frame_key
 
 
 class EpisodeOver(ValueError):

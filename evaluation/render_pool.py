@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 
 from evaluation.memory import release_free_memory
 from evaluation.png import encode_png
+from simulation.backends import configured_backend, make_renderer_from_env
 from simulation.catalogue import Scene, Vec3
-from simulation.render import Renderer, frame_key
+from simulation.renderer import Renderer, frame_key
 
 RendererFactory = Callable[[], Renderer]
 logger = logging.getLogger(__name__)
@@ -82,7 +83,6 @@ def default_threads() -> int:
 
 def _pool_renderer(keep_scenes: int, keep_models: int) -> Renderer:
     # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
-    from simulation.backends import configured_backend, make_renderer_from_env
 
     if configured_backend() == "mujoco":
         from simulation.mujoco_backend import MujocoRenderer

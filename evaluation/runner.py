@@ -40,9 +40,10 @@ from evaluation.progress import RunProgress
 from evaluation.prompts import HistoryEntry
 from evaluation.render_pool import PoolStats, RenderPool
 from evaluation.slots import Admission, RequestSlots
+from simulation.backends import renderer_version
 from simulation.catalogue import Scene
 from simulation.dynamics import Action, EpisodeState, Vec3
-from simulation.render import DEFAULT_SIZE, Renderer, frame_key, renderer_version
+from simulation.renderer import DEFAULT_SIZE, Renderer, frame_key
 
 RendererFactory = Callable[[], Renderer]
 

@@ -531,7 +531,7 @@ class DataVersion(models.Model):
 class Frame(models.Model):
     """A frame that a stored episode or the scene gallery shows, by its content key.
 
-    The key (``simulation.render.frame_key``) names the pixels: scene, hand cell, size, mirror
+    The key (``simulation.renderer.frame_key``) names the pixels: scene, hand cell, size, mirror
     and renderer build. A row is registered before anything is rendered, so only frames of
     stored episodes (and the gallery's) can ever be asked for or rendered; the files exist
     once ``stored`` is set (``services.frames.frame_store``): the lossless PNG the model saw,
@@ -543,7 +543,7 @@ class Frame(models.Model):
     cell = models.JSONField(help_text="The hand's grid offset from its start: [x, y, z].")
     size = models.PositiveSmallIntegerField()
     mirror = models.BooleanField(default=True, help_text="False for the no-mirror control.")
-    renderer = models.CharField(max_length=100, help_text="simulation.render.renderer_version()")
+    renderer = models.CharField(max_length=100, help_text="simulation.backends.renderer_version()")
     png_bytes = models.PositiveIntegerField(null=True, blank=True)
     webp_bytes = models.PositiveIntegerField(null=True, blank=True)
     thumb_bytes = models.PositiveIntegerField(null=True, blank=True)

@@ -7,7 +7,12 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from evaluation.bundle import benchmark_version
 from evaluation.metrics import METRICS
+from leaderboard.frames.selectors import gallery_scenes
+from leaderboard.frames.services import FrameSpec, frames_register
+from leaderboard.replays.selectors import frame_urls, gallery
+from simulation.renderer import DEFAULT_SIZE
 
 
 def favicon(request: HttpRequest) -> HttpResponse:
@@ -24,11 +29,6 @@ ABOUT_SCENES = 4
 
 
 def about(request: HttpRequest) -> HttpResponse:
-    from evaluation.bundle import benchmark_version
-    from leaderboard.frames.selectors import gallery_scenes
-    from leaderboard.frames.services import FrameSpec, frames_register
-    from leaderboard.replays.selectors import frame_urls, gallery
-    from simulation.render import DEFAULT_SIZE
 
     picked: list[Any] = []
     bodies: set[str] = set()

@@ -11,9 +11,19 @@ from celery import shared_task
 from django.db import OperationalError
 
 from leaderboard import worker
-from leaderboard.frames.services import FrameStoreError
+from leaderboard.frames.services import (
+    FrameStoreError,
+    episode_frames_render,
+    frames_evict,
+    frames_render,
+    run_eager_frame_keys,
+    run_frames_register,
+    runs_frames_requeue,
+)
+from leaderboard.models import Frame, Run
 from leaderboard.runs import selectors
 from leaderboard.runs import services as runs
+from leaderboard.runs.limits import owner_quota_wait_s
 
 THROTTLE_DELAY_S = 5
 
@@ -42,8 +52,6 @@ def episode_evaluate(episode_id: int) -> str:
         episode_evaluate.apply_async((episode_id,), countdown=THROTTLE_DELAY_S)
     elif outcome == "quota":
         # The owner's requests for today are used up: come back when the count starts again.
-        from leaderboard.runs.limits import owner_quota_wait_s
-
         wait = max(THROTTLE_DELAY_S, int(owner_quota_wait_s()) + 1)
         episode_evaluate.apply_async((episode_id,), countdown=wait)
     return outcome
@@ -58,8 +66,6 @@ def episodes_requeue_stale() -> int:
     never stored (it died while rendering them). Beat runs this every
     ``MIRRORBENCH_STALE_CHECK_S``; twice at once (two beats) does no harm.
     """
-    from leaderboard.frames.services import runs_frames_requeue
-
     episode_ids = selectors.episodes_stale()
     for episode_id in episode_ids:
         episode_evaluate.delay(episode_id)
@@ -77,9 +83,6 @@ def run_render_frames(run_id: int, size: int | None = None) -> int:
     every replay's first frame); a replay renders the rest when opened. ``size`` is ignored
     (the run's own image size is used); it stays for tasks queued by older releases.
     """
-    from leaderboard.frames.services import run_eager_frame_keys, run_frames_register
-    from leaderboard.models import Frame, Run
-
     run = Run.objects.get(pk=run_id)
     run_frames_register(run=run)
     by_scene: dict[int, list[str]] = {}
@@ -95,8 +98,6 @@ def run_render_frames(run_id: int, size: int | None = None) -> int:
 @shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
 def frames_sweep() -> dict[str, int]:
     """Keep stored frames within MIRRORBENCH_FRAMES_MAX_BYTES (beat, render queue)."""
-    from leaderboard.frames.services import frames_evict
-
     evicted = frames_evict()
     return {"frames": evicted.frames, "bytes": evicted.bytes, "stored_bytes": evicted.stored_bytes}
 
@@ -104,8 +105,6 @@ def frames_sweep() -> dict[str, int]:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def episode_render_frames(episode_id: int) -> dict[str, int]:
     """Render the missing frames of one episode, for a replay that is being watched."""
-    from leaderboard.frames.services import episode_frames_render
-
     count = episode_frames_render(episode_id=episode_id)
     return {"rendered": count.rendered, "reused": count.reused}
 
@@ -113,7 +112,5 @@ def episode_render_frames(episode_id: int) -> dict[str, int]:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def frames_render_keys(keys: list[str]) -> dict[str, int]:
     """Render and store the registered frames ``keys`` that are missing (render queue)."""
-    from leaderboard.frames.services import frames_render
-
     count = frames_render(keys)
     return {"rendered": count.rendered, "reused": count.reused}

@@ -23,6 +23,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from evaluation.agents import ModelAgent
+from evaluation.cache import ResponseCache
 from evaluation.messages import GenerationParams
 from evaluation.registry import (
     make_agent_factory,
@@ -58,6 +59,7 @@ from leaderboard.runs.selectors import (
     stale_after,
 )
 from leaderboard.runs.services import api_key_erase, quota_owner
+from leaderboard.submissions.services import reproduction_record
 from simulation.catalogue import get_scene
 from simulation.versions import BENCHMARK_VERSION
 
@@ -302,7 +304,6 @@ def _response_cache(agent: str) -> Any:
 
 @cache
 def _shared_cache(path: str) -> Any:
-    from evaluation.cache import ResponseCache
 
     return ResponseCache(Path(path))
 
@@ -322,8 +323,6 @@ def run_finish_if_done(*, run_id: int) -> bool:
         api_key_erase(run_id)
         run_scores_refresh(run=run)
         run_list_if_complete(run=run)
-        from leaderboard.submissions.services import reproduction_record
-
         reproduction_record(run=run)  # a no-op unless the run reproduces a submission
         run_frames_queue(run=run)
         data_version_bump()  # the run's page and the run lists show it completed

@@ -8,6 +8,7 @@ from pathlib import Path
 from celery import Celery
 from celery.signals import worker_init
 
+from evaluation.memory import limit_malloc_arenas
 from mirrorbench_site import broker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
@@ -59,7 +60,6 @@ app.autodiscover_tasks()
 @worker_init.connect
 def _limit_malloc_arenas(**kwargs: object) -> None:
     """A worker's task threads share few malloc arenas (``evaluation.memory``)."""
-    from evaluation.memory import limit_malloc_arenas
 
     limit_malloc_arenas()
 

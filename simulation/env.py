@@ -11,14 +11,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from simulation.backends import make_renderer_from_env
 from simulation.catalogue import Scene, get_scene
 from simulation.dynamics import Action, EpisodeState
-from simulation.render import DEFAULT_SIZE, Renderer, frame_key, validate_size
+from simulation.renderer import DEFAULT_SIZE, Renderer, frame_key, validate_size
 
 
 def _default_renderer() -> Renderer:
     # The backend MIRRORBENCH_RENDERER names (MuJoCo by default); never a silent fallback.
-    from simulation.backends import make_renderer_from_env
 
     return make_renderer_from_env()
 

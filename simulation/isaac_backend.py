@@ -13,7 +13,12 @@ a process that rendered with Isaac must not import ``usd-core``'s ``pxr`` first.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -21,14 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from simulation.backends import BackendError, backend_status
 from simulation.catalogue import Scene, Vec3
 from simulation.dynamics import hand_position_mm
-from simulation.render import (
+from simulation.renderer import (
     DEFAULT_SIZE,
     SCENE_BUILD_VERSION,
     USD_BUILD_VERSION,
+    BackendError,
+    BackendStatus,
     RenderError,
+    package_version,
     validate_size,
 )
 from simulation.versions import FRAME_VERSION
@@ -49,8 +56,6 @@ def isaac_renderer_version() -> str:
 
     Needs only the installed ``isaacsim`` package, not a GPU.
     """
-    from simulation.render import package_version
-
     try:
         isaac = package_version("isaacsim")
     except metadata.PackageNotFoundError:
@@ -70,7 +75,7 @@ def kit_app(size: int = DEFAULT_SIZE) -> Any:
     """Return the process's Kit application, starting it headless on first use."""
     global _app
     if _app is None:
-        status = backend_status("isaac")
+        status = isaac_status()
         if not status.available:
             raise BackendError(f"renderer 'isaac' is not available here: {status.detail}")
         from isaacsim import SimulationApp
@@ -196,3 +201,59 @@ class IsaacRenderer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+ISAAC_PYTHON = (3, 12)
+"""Isaac Sim 6.x wheels exist for Python 3.12 only."""
+
+
+RT_CORE_GPU = re.compile(r"^(RTX|(A10|A16|A40|L4|L20|L40|T4|T10)[A-Z]?)$")
+"""A word of an NVIDIA GPU's name that marks RT cores (Isaac Sim renders only on those): any
+RTX, and the data-centre L4, L40S, A10G, A40, T4...; A100, H100 and H200 have none."""
+
+
+def nvidia_gpus() -> list[str] | None:
+    """Return the names of the NVIDIA GPUs ``nvidia-smi`` lists, or None without the tool."""
+    tool = shutil.which("nvidia-smi")
+    if tool is None:
+        return None
+    try:
+        result = subprocess.run(
+            [tool, "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+def has_rt_cores(gpu_name: str) -> bool:
+    """Return whether an NVIDIA GPU of this name has RT cores (what Isaac Sim renders on)."""
+    words = gpu_name.upper().replace("-", " ").split()
+    return any(RT_CORE_GPU.match(word) for word in words)
+
+
+def isaac_status() -> BackendStatus:
+    reasons = []
+    if sys.version_info[:2] != ISAAC_PYTHON:
+        reasons.append(
+            f"wrong Python: Isaac Sim 6.x needs {'.'.join(map(str, ISAAC_PYTHON))}, this is "
+            f"{sys.version.split()[0]}"
+        )
+    if importlib.util.find_spec("isaacsim") is None:
+        reasons.append(
+            "no module: isaacsim is not installed (pip install '.[isaac]' under Python 3.12)"
+        )
+    gpus = nvidia_gpus()
+    if gpus is None:
+        reasons.append("no GPU: nvidia-smi not found (Isaac Sim renders on an NVIDIA RTX GPU)")
+    elif not any(has_rt_cores(name) for name in gpus):
+        listed = ", ".join(gpus) or "no GPU"
+        reasons.append(f"no RTX GPU: nvidia-smi lists {listed}, none with RT cores")
+    if reasons:
+        return BackendStatus("isaac", False, "; ".join(reasons))
+    rtx = next(name for name in gpus or [] if has_rt_cores(name))
+    return BackendStatus("isaac", True, f"Isaac Sim {metadata.version('isaacsim')} on {rtx}")

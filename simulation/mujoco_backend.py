@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from simulation.caching import single_flight
+from simulation.camera import CAMERA_EYE, CAMERA_TARGET, camera_fovy_deg, look_at_quat
 from simulation.catalogue import (
     MIRROR_CENTER_MM,
     MIRROR_FACE_X_MM,
@@ -20,19 +21,10 @@ from simulation.catalogue import (
     Vec3,
 )
 from simulation.dynamics import hand_position_mm
-from simulation.render import (
-    CAMERA_EYE,
-    CAMERA_TARGET,
-    DEFAULT_SIZE,
-    RenderError,
-    _ensure_gl_backend,
-    camera_fovy_deg,
-    look_at_quat,
-    mujoco_renderer_version,
-    validate_size,
-)
+from simulation.gl import ensure_gl_backend
+from simulation.renderer import DEFAULT_SIZE, RenderError, mujoco_renderer_version, validate_size
 
-_ensure_gl_backend()
+ensure_gl_backend()
 import mujoco  # noqa: E402  (the GL platform must be chosen before MuJoCo loads)
 
 from simulation.assets import humans, marks, robots  # noqa: E402

@@ -33,19 +33,18 @@ import numpy as np
 from PIL import Image
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade, Vt
 
-from simulation.catalogue import MIRROR_CENTER_MM, MIRROR_FACE_X_MM, Scene
-from simulation.dynamics import hand_position_mm
-from simulation.render import (
+from simulation.camera import (
     CAMERA_EYE,
     CAMERA_TARGET,
     REFERENCE_APERTURE,
     REFERENCE_FOCAL_LENGTH,
-    SCENE_BUILD_VERSION,
-    USD_BUILD_VERSION,
     WIDE_REFERENCE_FOCAL_LENGTH,
     WIDE_VIEW_BODIES,
     look_at_quat,
 )
+from simulation.catalogue import MIRROR_CENTER_MM, MIRROR_FACE_X_MM, Scene
+from simulation.dynamics import hand_position_mm
+from simulation.renderer import SCENE_BUILD_VERSION, USD_BUILD_VERSION
 from simulation.versions import BENCHMARK_VERSION
 
 WORLD = "/World"

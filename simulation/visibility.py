@@ -12,7 +12,7 @@ import numpy as np
 
 from simulation.catalogue import Scene
 from simulation.mujoco_backend import CAMERA_NAME, HAND_BODY, build_spec, compiled_model, mujoco
-from simulation.render import validate_size
+from simulation.renderer import validate_size
 
 _MAGENTA = (1.0, 0.0, 1.0, 1.0)
 _GREEN = (0.0, 1.0, 0.0, 1.0)

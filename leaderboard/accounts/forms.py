@@ -8,6 +8,11 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import PasswordResetForm
 
+from leaderboard.accounts.mail import email_confirmed, mail_allowed
+from leaderboard.accounts.services import username_check
+from leaderboard.errors import FieldError
+from mirrorbench_site.client_ip import client_ip
+
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(max_length=100, label="Token name", help_text="e.g. laptop or CI")
@@ -28,8 +33,6 @@ class SignUpForm(forms.Form):
 
     def clean_username(self) -> str:
         """The name in its display form (NFKC); refused if it is taken or looks like one."""
-        from leaderboard.accounts.services import username_check
-        from leaderboard.errors import FieldError
 
         try:
             return username_check(username=self.cleaned_data["username"])
@@ -63,12 +66,10 @@ class LimitedPasswordResetForm(PasswordResetForm):
     _client: str | None = None
 
     def get_users(self, email: str) -> Iterator[Any]:
-        from leaderboard.accounts.mail import email_confirmed
 
         return (user for user in super().get_users(email) if email_confirmed(user))
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        from mirrorbench_site.client_ip import client_ip
 
         request = kwargs.get("request")
         self._client = client_ip(request) if request is not None else None
@@ -83,7 +84,6 @@ class LimitedPasswordResetForm(PasswordResetForm):
         to_email: str,
         html_email_template_name: str | None = None,
     ) -> None:
-        from leaderboard.accounts.mail import mail_allowed
 
         if not mail_allowed(email=to_email, client=self._client, user_id=context["user"].pk):
             return

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q
 
+from evaluation.confusion import behaviour_json
 from evaluation.metrics import (
     METRICS,
     EpisodeResult,
@@ -23,7 +24,8 @@ from leaderboard.models import (
     Run,
     RunScore,
 )
-from simulation.catalogue import scene_set
+from leaderboard.runs.selectors import run_behaviour_records, run_results
+from simulation.catalogue import UnknownSceneError, scene_set
 
 
 def score_rows(
@@ -100,8 +102,6 @@ def run_list_on_leaderboard(*, run: Run) -> None:
 @transaction.atomic
 def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     """Recompute a run's tables, confidence intervals and cognitive stability from its episodes."""
-    from leaderboard.runs.selectors import run_results
-
     results = run_results(run=run)
     _stability_store(run, results, n_resamples)
     scores = score_json(results)
@@ -117,10 +117,6 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
 
 def run_behaviour_refresh(*, run: Run) -> None:
     """Recompute a run's mirror-self confusion, bad-response and collision rates."""
-    from evaluation.confusion import behaviour_json
-    from leaderboard.runs.selectors import run_behaviour_records
-    from simulation.catalogue import UnknownSceneError
-
     try:
         behaviour: Any = behaviour_json(run_behaviour_records(run=run))
     except UnknownSceneError:  # a retired scene set: there is no mirror image to aim at

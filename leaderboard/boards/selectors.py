@@ -11,6 +11,7 @@ import pandas as pd
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from evaluation.metrics import METRICS, TRACKS, track_table
+from leaderboard.data_version import data_version_cached
 from leaderboard.models import (
     ModelEntry,
     Run,
@@ -341,7 +342,6 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
 
 def leaderboard_table_cached(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:
     """Return ``leaderboard_table``, cached until the data version changes (the API's rows)."""
-    from leaderboard.data_version import data_version_cached
 
     return data_version_cached(
         "table", (table, filters), lambda: leaderboard_table(table=table, filters=filters)

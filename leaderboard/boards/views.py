@@ -23,6 +23,7 @@ from leaderboard.charts import views as chart_views
 from leaderboard.data_version import data_version_cached
 from leaderboard.exports import csv_response
 from leaderboard.models import ModelEntry
+from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.runs.selectors import (
     run_tables,
 )
@@ -224,7 +225,6 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
         entry = model_entry_detail(slug=slug)
     except ModelEntry.DoesNotExist:
         raise Http404(f"no model entry {slug!r}") from None
-    from leaderboard.replays.selectors import run_behaviour_rows
 
     runs = [
         {"run": run, "tables": run_tables(run), "behaviour": run_behaviour_rows(run)}

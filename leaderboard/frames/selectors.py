@@ -12,7 +12,7 @@ from leaderboard.models import (
     Step,
 )
 from simulation.dynamics import Vec3
-from simulation.render import DEFAULT_SIZE
+from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 FRAME_VARIANTS = ("png", "webp", "thumb")

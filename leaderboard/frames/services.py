@@ -42,9 +42,9 @@ from functools import partial
 from typing import TypeVar
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -56,16 +56,25 @@ from leaderboard.frames.selectors import (
     episode_cells,
     frame_exists,
     frame_path,
+    gallery_scenes,
     run_final_cells,
     run_image_size,
     run_scene_cells,
 )
 from leaderboard.models import Episode, Frame, Run, Scene, Step
+from leaderboard.queue import (
+    EPISODE_RENDER_FRAMES,
+    RUN_RENDER_FRAMES,
+    task_send,
+    task_send_on_commit,
+)
 from leaderboard.runs.limits import counters_take, rate_parse
 from leaderboard.runs.selectors import stale_after
+from mirrorbench_site.cache import limits_cache
+from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
-from simulation.render import DEFAULT_SIZE, frame_key, renderer_version
+from simulation.renderer import DEFAULT_SIZE, frame_key
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -288,10 +297,7 @@ def run_eager_frame_keys(*, run: Run) -> list[str]:
 
 def run_frames_queue(*, run: Run) -> None:
     """Once the transaction commits, queue the registration and eager frames of ``run``."""
-    from leaderboard.tasks import run_render_frames
-
-    run_id = run.pk
-    transaction.on_commit(lambda: run_render_frames.delay(run_id))
+    task_send_on_commit(RUN_RENDER_FRAMES, run.pk)
 
 
 FRAMES_RECHECK_S = 86_400
@@ -312,10 +318,6 @@ def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
     so a duplicate costs little. Runs whose frames are all made are remembered in the cache
     and not looked at again.
     """
-    from django.core.cache import cache
-
-    from leaderboard.tasks import run_render_frames
-
     now = now or timezone.now()
     cutoff = now - stale_after()
     with_steps = Step.objects.filter(episode__run=OuterRef("pk"))
@@ -341,7 +343,7 @@ def runs_frames_requeue(*, now: datetime | None = None) -> list[int]:
         if Frame.objects.filter(pk__in=keys, stored__gte=cutoff).exists():
             continue  # being rendered now
         if cache.add(f"frames-requeued:{run.pk}", 1, int(stale_after().total_seconds())):
-            run_render_frames.delay(run.pk)
+            task_send(RUN_RENDER_FRAMES, run.pk)
             queued.append(run.pk)
     return queued
 
@@ -355,21 +357,16 @@ def episode_frames_queue(*, episode: Episode) -> bool:
 
     At most once per ``QUEUED_FOR_S`` per episode, however many replays of it are open.
     """
-    from leaderboard.tasks import episode_render_frames
-    from mirrorbench_site.cache import limits_cache
-
     # In the limits' cache: page traffic must not make an episode queued again and again.
     if not limits_cache.add(f"frames-queued:{episode.pk}", 1, QUEUED_FOR_S):
         return False
-    episode_render_frames.delay(episode.pk)
+    task_send(EPISODE_RENDER_FRAMES, episode.pk)
     return True
 
 
 def gallery_frames_register(*, size: int, scenes: Iterable[Scene] | None = None) -> list[str]:
     """Register the scene gallery's frames: per scene (default: every scene of this version),
     the start, the hand at the goal, and the start without the mirror."""
-    from leaderboard.frames.selectors import gallery_scenes
-
     specs = []
     for scene in gallery_scenes() if scenes is None else scenes:
         catalogue = get_scene(scene.scene_id)
@@ -577,16 +574,12 @@ USED_EVERY_S = 3600
 
 def frame_used(key: str) -> None:
     """Note that a stored frame was served now (its place in the eviction order)."""
-    from django.core.cache import cache
-
     if cache.add(f"frame-used:{key}", 1, USED_EVERY_S):
         Frame.objects.filter(pk=key).update(used=timezone.now())
 
 
 def frames_kept_keys() -> set[str]:
     """Keys no eviction touches: the gallery's frames and every frame of a listed run's steps."""
-    from leaderboard.frames.selectors import gallery_scenes
-
     version = renderer_version()
     kept: set[str] = set()
     for scene in gallery_scenes():

@@ -32,7 +32,8 @@ from leaderboard.replays.selectors import (
     frame_for_key,
 )
 from mirrorbench_site.client_ip import client_ip
-from simulation.render import RenderError, renderer_version
+from simulation.backends import renderer_version
+from simulation.renderer import RenderError
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ player's Human run, its bundles and the models' episodes of the same scene and l
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.urls import reverse
 
@@ -22,14 +22,12 @@ from evaluation.prompts import (
     task_text,
 )
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
+from leaderboard.play.state import PlayState
 from leaderboard.replays.selectors import frame_urls
 from leaderboard.runs.selectors import run_header
 from simulation.catalogue import get_scene, scene_set
 from simulation.dynamics import Action
 from simulation.versions import BENCHMARK_VERSION
-
-if TYPE_CHECKING:
-    from leaderboard.play.services import PlayState
 
 HUMAN_AGENT_PREFIX = "human:"
 """The agent of a player's Human run: ``human:<username>``."""

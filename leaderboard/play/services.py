@@ -19,12 +19,10 @@ score or bundle ever sees, deleted ``PLAY_TTL`` after its last move.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -49,69 +47,17 @@ from leaderboard.frames.selectors import run_image_size
 from leaderboard.frames.services import FrameSpec, frames_register
 from leaderboard.models import Episode, ModelEntry, Play, Run, Scene, Step
 from leaderboard.play.selectors import HUMAN_AGENT_PREFIX, human_run, human_set_bundle
+from leaderboard.play.state import Player, PlayNotFound, PlayRefused, PlayState
 from leaderboard.submissions.services import Submitted, submission_create
+from simulation.backends import renderer_version
 from simulation.catalogue import get_scene, scene_set
 from simulation.dynamics import Action, EpisodeState, Vec3
-from simulation.render import frame_key, renderer_version
+from simulation.renderer import frame_key
 
 PLAY_TTL = timedelta(hours=6)
 """An unstored episode is deleted this long after its last move."""
 MAX_LATENCY_S = 86_400
 """The longest think time a step records (the bundle schema's limit)."""
-
-
-class PlayNotFound(Exception):
-    """No episode of this player has that reference (unknown, someone else's, or expired)."""
-
-
-class PlayRefused(Exception):
-    """An answer the episode cannot take: not for the current step, or after the end."""
-
-
-@dataclass(frozen=True)
-class Player:
-    """Who plays: a signed-in user, or an anonymous visitor known by their session."""
-
-    user: Any | None
-    session: str = ""
-    """SHA-256 of the anonymous visitor's session key (empty for a signed-in user)."""
-
-    @classmethod
-    def anonymous(cls, session_key: str) -> Player:
-        return cls(None, hashlib.sha256(session_key.encode()).hexdigest())
-
-
-@dataclass(frozen=True)
-class PlayState:
-    """One episode as the player sees it now, with the frame of every view registered."""
-
-    ref: str
-    """``e<id>`` for a stored episode, ``p<hex>`` for an unstored one."""
-    scene: Scene
-    level: int
-    options: list[int]
-    executed: list[bool]
-    cells: list[Vec3]
-    """The start, then the hand's cell after each step."""
-    distances: list[int]
-    done: bool
-    success: bool
-    keys: list[str]
-    """The frame key of each view in ``cells``."""
-    episode_id: int | None = None
-    """The stored episode (signed-in players), None for an unstored one."""
-    practice: bool = False
-    """A signed-in player's replay of a scene and level already stored."""
-    metrics: dict[str, float] | None = None
-
-    @property
-    def index(self) -> int:
-        """The step the next answer is for (0-based): the steps taken so far."""
-        return len(self.options)
-
-    @property
-    def stored(self) -> bool:
-        return self.episode_id is not None
 
 
 def _replay(scene_id: str, options: Sequence[int]) -> tuple[EpisodeState, list[Vec3], list[bool]]:

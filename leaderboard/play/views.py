@@ -25,15 +25,8 @@ from leaderboard.play.selectors import (
     quick_scene_ids,
     reported_human_avg,
 )
-from leaderboard.play.services import (
-    Player,
-    PlayNotFound,
-    PlayRefused,
-    human_set_submit,
-    play_answer,
-    play_get,
-    play_start,
-)
+from leaderboard.play.services import human_set_submit, play_answer, play_get, play_start
+from leaderboard.play.state import Player, PlayNotFound, PlayRefused
 from leaderboard.submissions.services import QuotaExceeded, SubmissionRejected
 from leaderboard.throttles import throttled_post
 from simulation.catalogue import scene_set

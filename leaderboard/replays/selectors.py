@@ -14,14 +14,23 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
+from evaluation.messages import ImagePart
 from evaluation.metrics import D_TH, TRACKS
-from evaluation.prompts import OPTION_TEXT
+from evaluation.prompts import (
+    OPTION_TEXT,
+    PROMPT_VERSION,
+    RETIRED_PROMPTS,
+    HistoryEntry,
+    build_messages,
+    messages_as_text,
+)
 from leaderboard.frames.selectors import episode_cells, run_image_size
 from leaderboard.models import Episode, Frame, Run, Scene, Step
 from leaderboard.runs.selectors import run_visible
+from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
 from simulation.dynamics import Action, Vec3, goal_cell
-from simulation.render import frame_key, renderer_version
+from simulation.renderer import frame_key
 
 EPISODES_PER_PAGE = 48
 OUTCOMES = {
@@ -251,14 +260,6 @@ def episode_prompt(*, episode: Episode, step: int) -> str:
     The level's instructions and the history of moves, as ``mirrorbench prompt`` prints them,
     with images as placeholders; for an episode of a retired prompt version, why it is not shown.
     """
-    from evaluation.messages import ImagePart
-    from evaluation.prompts import (
-        PROMPT_VERSION,
-        RETIRED_PROMPTS,
-        HistoryEntry,
-        build_messages,
-        messages_as_text,
-    )
 
     played_with = episode.run.benchmark.prompt_version
     if played_with != PROMPT_VERSION:

@@ -32,7 +32,7 @@ from leaderboard.replays.selectors import (
 )
 from leaderboard.runs.selectors import run_visible
 from simulation.catalogue import get_scene
-from simulation.render import DEFAULT_SIZE
+from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)

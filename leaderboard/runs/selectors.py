@@ -13,7 +13,11 @@ from django.db.models import Avg, Count, Exists, Max, OuterRef, Prefetch, Q, Que
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evaluation.metrics import TRACKS, EpisodeResult
+from evaluation.bundle import make_header
+from evaluation.estimate import TYPICAL_STEPS, estimate_run
+from evaluation.messages import GenerationParams
+from evaluation.metrics import TRACKS, EpisodeResult, score_json
+from evaluation.registry import describe_agent, header_extras
 from leaderboard.boards.selectors import scores_prefetch
 from leaderboard.models import (
     Episode,
@@ -21,6 +25,9 @@ from leaderboard.models import (
     RunScore,
     Step,
 )
+from leaderboard.submissions.selectors import is_moderator
+from simulation.backends import renderer_version
+from simulation.catalogue import select_scenes
 from simulation.versions import BENCHMARK_VERSION
 
 
@@ -48,7 +55,6 @@ def run_owned(*, run_id: int, user: Any) -> Run:
 
 def run_avg_by_level(*, run: Run) -> dict[str, float | None]:
     """Return the overall AVG of each level over the episodes finished so far."""
-    from evaluation.metrics import score_json
 
     scores = score_json(run_results(run=run))
     return {
@@ -221,7 +227,6 @@ def run_progress(*, run: Run) -> dict[str, Any]:
 def typical_steps() -> float:
     """Return the mean steps per episode of the random baseline's listed run here, or the
     protocol's figure (``evaluation.estimate.TYPICAL_STEPS``) when there is none."""
-    from evaluation.estimate import TYPICAL_STEPS
 
     mean = (
         Episode.objects.filter(
@@ -240,8 +245,6 @@ def typical_steps() -> float:
 def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], scenes: str) -> Any:
     """Return what a hosted run would cost (``evaluation.estimate.RunEstimate``): requests,
     tokens and, when ``MIRRORBENCH_PRICES`` has the agent, US dollars."""
-    from evaluation.estimate import estimate_run
-    from simulation.catalogue import select_scenes
 
     price = settings.MIRRORBENCH_PRICES.get(f"{provider}:{model}") if model else None
     return estimate_run(
@@ -334,10 +337,6 @@ def run_bundle(*, run: Run, user: Any = None) -> list[dict[str, Any]]:
 
 def run_header(*, run: Run) -> dict[str, Any]:
     """Return the bundle header of ``run``, from what is stored (see ``run_bundle``)."""
-    from evaluation.bundle import make_header
-    from evaluation.messages import GenerationParams
-    from evaluation.registry import describe_agent, header_extras
-    from simulation.render import renderer_version
 
     if run.metadata.get("type") == "header":
         header = dict(run.metadata)
@@ -386,7 +385,6 @@ def endpoint_origin(base_url: str) -> str:
 
 def endpoint_visible_whole(*, run: Run, user: Any) -> bool:
     """Whether ``user`` may see the whole endpoint of ``run``: its owner or a moderator."""
-    from leaderboard.submissions.selectors import is_moderator
 
     if user is None or not getattr(user, "is_authenticated", False):
         return False

@@ -34,6 +34,7 @@ from leaderboard.models import (
     Run,
     RunSecret,
 )
+from leaderboard.queue import RUN_START, task_send_on_commit
 from leaderboard.runs import secrets as secrets_box
 from leaderboard.runs.endpoints import EndpointRefused, endpoint_check
 from leaderboard.runs.limits import (
@@ -43,7 +44,7 @@ from leaderboard.runs.selectors import (
     run_header,
 )
 from simulation.catalogue import select_scenes
-from simulation.render import DEFAULT_SIZE
+from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)
@@ -83,12 +84,6 @@ class RunSpec:
             **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
             **({"use_cache": False} if not self.use_cache else {}),
         }
-
-
-def _queue_run_start(run_id: int) -> None:
-    from leaderboard.tasks import run_start
-
-    run_start.delay(run_id)
 
 
 @transaction.atomic
@@ -153,7 +148,7 @@ def run_create(
         except secrets_box.KeyEncryptionKeyMissing as exc:
             raise FieldError("api_key", str(exc)) from None  # the transaction rolls back
         RunSecret.objects.create(run=run, api_key=sealed)
-    transaction.on_commit(lambda: _queue_run_start(run.pk))
+    task_send_on_commit(RUN_START, run.pk)
     return run
 
 

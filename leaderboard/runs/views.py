@@ -14,6 +14,9 @@ from django.views.decorators.http import require_POST
 from evaluation.registry import PROVIDERS
 from leaderboard.errors import FieldError
 from leaderboard.models import Run
+from leaderboard.replays.selectors import run_behaviour_rows
+from leaderboard.replays.views import CONFUSION_TEXT
+from leaderboard.runs.episodes import run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm
 from leaderboard.runs.selectors import (
     hosted_run_estimate,
@@ -31,9 +34,6 @@ ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
 
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
-    from leaderboard.replays.selectors import run_behaviour_rows
-    from leaderboard.replays.views import CONFUSION_TEXT
-    from leaderboard.runs.episodes import run_episode_list
 
     try:
         run = run_visible(run_id=run_id, user=request.user)

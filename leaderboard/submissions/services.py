@@ -46,9 +46,10 @@ from leaderboard.data_version import data_version_bump
 from leaderboard.errors import FieldError
 from leaderboard.models import ModelEntry, Run, Submission
 from leaderboard.runs.imports import store_verified_bundle
+from leaderboard.runs.services import RunSpec, run_create
 from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
-from simulation.render import DEFAULT_SIZE, frame_key
+from simulation.renderer import DEFAULT_SIZE, frame_key
 
 SHOWN_PROBLEMS = 50
 """Problems returned for a bundle that does not verify; ``mirrorbench verify`` lists up to
@@ -478,8 +479,6 @@ def submission_reproduce(*, submission: Submission, api_key: str | None = None) 
         FieldError: The model or the endpoint is refused (``reproduce_agent``,
             ``reproduce_base_url``).
     """
-    from leaderboard.runs.services import RunSpec, run_create
-
     if not submission.reproduce_agent or submission.run is None:
         return None
     header = submission.run.metadata or {}

@@ -5,8 +5,9 @@ import pytest
 from evaluation.messages import ImagePart
 from evaluation.preview import EpisodeOver, parse_moves, prompt_after
 from evaluation.prompts import BENIGN_NOTE, CHOICE_LINE, messages_as_text
+from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
-from simulation.render import frame_key, renderer_version
+from simulation.renderer import frame_key
 
 SCENE = get_scene("male_0-mano_white-splash")
 

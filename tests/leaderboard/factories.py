@@ -21,7 +21,7 @@ from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import ModelEntry, Run
 from leaderboard.runs.imports import run_import_bundle
 from simulation.catalogue import select_scenes
-from simulation.render import DEFAULT_SIZE
+from simulation.renderer import DEFAULT_SIZE
 
 
 class UserFactory(DjangoModelFactory):

@@ -11,7 +11,8 @@ from leaderboard.frames.services import (
     frame_store,
 )
 from leaderboard.models import Episode, Frame
-from simulation.render import frame_key, renderer_version
+from simulation.backends import renderer_version
+from simulation.renderer import frame_key
 from tests.leaderboard.factories import import_run, make_bundle
 
 pytestmark = pytest.mark.django_db

@@ -17,15 +17,8 @@ from evaluation.verify import verify_bundle
 from leaderboard.errors import FieldError
 from leaderboard.models import Episode, Frame, ModelEntry, Play, Run, Step, Submission
 from leaderboard.play.selectors import human_set_bundle, quick_scene_ids, subset_episodes
-from leaderboard.play.services import (
-    PLAY_TTL,
-    Player,
-    PlayNotFound,
-    PlayRefused,
-    play_answer,
-    play_start,
-    plays_expired_delete,
-)
+from leaderboard.play.services import PLAY_TTL, play_answer, play_start, plays_expired_delete
+from leaderboard.play.state import Player, PlayNotFound, PlayRefused
 from leaderboard.submissions.services import submission_publish, submission_review
 from simulation.catalogue import get_scene
 from tests.leaderboard.factories import import_run, make_bundle

@@ -35,7 +35,7 @@ from leaderboard.frames.services import (
 )
 from leaderboard.models import Frame, Run, Scene, Submission
 from simulation.catalogue import get_scene
-from simulation.render import DEFAULT_SIZE, frame_key
+from simulation.renderer import DEFAULT_SIZE, frame_key
 from tests.leaderboard.factories import import_run, make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -255,8 +255,6 @@ def test_the_stale_check_does_not_render_again_the_eager_frames_the_sweep_evicte
 ):
     from django.core.cache import cache
 
-    from leaderboard import tasks
-
     bundle = make_bundle(tmp_path / "b.jsonl", "oracle", scenes=SCENE, levels=(0,), image_size=32)
     run = import_run(bundle, "Oracle", kind="baseline")  # not listed: nothing keeps its frames
     Run.objects.filter(pk=run.pk).update(
@@ -266,7 +264,7 @@ def test_the_stale_check_does_not_render_again_the_eager_frames_the_sweep_evicte
     for key in eager:
         frame_store(key=key, png=_png(64))
     queued: list[int] = []
-    monkeypatch.setattr(tasks.run_render_frames, "delay", queued.append)
+    monkeypatch.setattr(frames_service, "task_send", lambda name, run_id: queued.append(run_id))
     assert frames_evict(budget=1).frames == len(eager)
     assert frames_service.runs_frames_requeue() == [] and queued == []
     # A frame never made (its render worker died) is queued again, once the run is looked at.

@@ -14,15 +14,15 @@ import sys
 import pytest
 
 from evaluation.cli import main
-from simulation import backends
+from simulation import isaac_backend
 from simulation.backends import (
-    BackendError,
     backend_status,
-    has_rt_cores,
     make_renderer,
     make_renderer_from_env,
+    renderer_version,
 )
-from simulation.render import mujoco_renderer_version, renderer_version
+from simulation.isaac_backend import has_rt_cores
+from simulation.renderer import BackendError, mujoco_renderer_version
 
 ISAAC_HERE = backend_status("isaac").available
 needs_no_isaac = pytest.mark.skipif(ISAAC_HERE, reason="Isaac Sim can run on this machine")
@@ -50,7 +50,7 @@ def test_renderers_says_why_isaac_cannot_run(capsys):
 
 
 def test_a_gpu_without_rt_cores_is_no_gpu_for_isaac(monkeypatch):
-    monkeypatch.setattr(backends, "nvidia_gpus", lambda: ["NVIDIA H200"])
+    monkeypatch.setattr(isaac_backend, "nvidia_gpus", lambda: ["NVIDIA H200"])
     status = backend_status("isaac")
     assert not status.available
     assert "no RTX GPU: nvidia-smi lists NVIDIA H200, none with RT cores" in status.detail
@@ -148,7 +148,7 @@ def test_loading_a_scene_in_isaac_here_says_why_it_cannot():
 
 
 def _rtx_gpu() -> str | None:
-    return next((name for name in backends.nvidia_gpus() or [] if has_rt_cores(name)), None)
+    return next((name for name in isaac_backend.nvidia_gpus() or [] if has_rt_cores(name)), None)
 
 
 def test_the_isaac_smoke_script_skips_without_an_rtx_gpu_and_says_why():

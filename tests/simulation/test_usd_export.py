@@ -12,9 +12,9 @@ from pxr import Usd, UsdGeom, UsdShade, UsdValidation
 
 from evaluation.cli import main
 from simulation.assets import marks
+from simulation.camera import CAMERA_EYE, camera_fovy_deg
 from simulation.catalogue import MIRROR_FACE_X_MM, get_scene
 from simulation.dynamics import goal_cell, hand_position_mm
-from simulation.render import CAMERA_EYE, camera_fovy_deg
 from simulation.usd_export import (
     BODY_PATH,
     CAMERA_PATH,

@@ -20,7 +20,8 @@ from leaderboard.frames.services import (
     run_frames_register,
 )
 from leaderboard.models import Frame, Run
-from simulation.render import DEFAULT_SIZE
+from leaderboard.tasks import frames_render_keys
+from simulation.renderer import DEFAULT_SIZE
 
 
 class Command(BaseCommand):
@@ -51,8 +52,6 @@ class Command(BaseCommand):
                 keys += [] if options["eager"] else run_frames_register(run=run)
         keys = list(dict.fromkeys(keys))
         if options["queue"]:
-            from leaderboard.tasks import frames_render_keys
-
             keys = frames_unstored(keys)  # a second `make run` queues nothing
 
             by_scene: dict[int, list[str]] = {}

@@ -3,17 +3,11 @@
 import numpy as np
 import pytest
 
+from simulation.backends import renderer_version
+from simulation.camera import CAMERA_FOVY_DEG, WIDE_CAMERA_FOVY_DEG, camera_fovy_deg, fov_deg
 from simulation.catalogue import BODIES, get_scene, scene_set
 from simulation.mujoco_backend import CAMERA_NAME, MujocoRenderer, build_spec
-from simulation.render import (
-    CAMERA_FOVY_DEG,
-    WIDE_CAMERA_FOVY_DEG,
-    RenderError,
-    camera_fovy_deg,
-    fov_deg,
-    frame_key,
-    renderer_version,
-)
+from simulation.renderer import RenderError, frame_key
 
 SIZE = 160
 HUMAN = get_scene("male_1-mano_white-splash")
@@ -184,7 +178,7 @@ def test_both_headless_backends_render_the_same_scene(tmp_path, backend):
 
 
 def test_without_a_choice_egl_is_preferred(monkeypatch):
-    from simulation.render import headless_backend
+    from simulation.gl import headless_backend
 
     monkeypatch.delenv("MUJOCO_GL", raising=False)
     assert headless_backend() == "egl"
@@ -193,12 +187,12 @@ def test_without_a_choice_egl_is_preferred(monkeypatch):
 
 
 def test_frame_keys_carry_the_frame_version_not_the_benchmark_version(monkeypatch):
-    from simulation import render, versions
+    from simulation import renderer, versions
 
     v2 = frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024)
     # v3 changed only the prompts: frames rendered for v2 keep their keys.
     assert versions.BENCHMARK_VERSION == "v3" and renderer_version().startswith("v2-")
-    monkeypatch.setattr(render, "FRAME_VERSION", "v4")
+    monkeypatch.setattr(renderer, "FRAME_VERSION", "v4")
     assert frame_key(renderer_version(), HUMAN.id, (0, 0, 0), 1024) != v2
 
 

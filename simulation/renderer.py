@@ -1,0 +1,104 @@
+"""What every rendering backend shares: the Renderer protocol, image sizes, frame keys,
+the build versions frame keys depend on, and the errors a backend raises.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Protocol
+
+import numpy as np
+
+from simulation.catalogue import (
+    Scene,
+    Vec3,
+)
+from simulation.versions import FRAME_VERSION
+
+DEFAULT_SIZE = 1024
+
+
+MAX_SIZE = 4096
+
+
+SCENE_BUILD_VERSION = "2"
+
+
+"""Bump whenever the scene construction changes the pixels: frame keys depend on it."""
+
+
+USD_BUILD_VERSION = "1"
+
+
+"""Bump whenever the OpenUSD stage of a scene changes (``simulation.usd_export``): the Isaac
+renderer's frame keys depend on it."""
+
+
+@functools.cache
+def package_version(name: str) -> str:
+    """Return an installed package's version, read once per process: reading it takes about
+    3 ms, and every frame key needs the renderer's (a gallery page names 198 frames)."""
+    return metadata.version(name)
+
+
+def mujoco_renderer_version() -> str:
+    """Return the MuJoCo renderer's version: frame version, MuJoCo release, scene build."""
+    return f"{FRAME_VERSION}-mujoco-{package_version('mujoco')}-scene{SCENE_BUILD_VERSION}"
+
+
+def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:
+    """Return the content key of a frame: same inputs, same pixels, same key."""
+    parts = [version, scene_id, ",".join(str(c) for c in cell), str(size)]
+    if not mirror:
+        parts.append("no-mirror")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:40]
+
+
+class RenderError(RuntimeError):
+    """Rendering could not be set up or a request is out of range."""
+
+
+class Renderer(Protocol):
+    """A backend that renders MirrorBench scenes from the camera behind the body."""
+
+    @property
+    def version(self) -> str:
+        """Identifies the pixels this backend produces (part of every frame key)."""
+        ...
+
+    def load(self, scene: Scene, *, mirror: bool = True) -> None:
+        """Build ``scene``; the hand starts at its start cell."""
+
+    def set_hand(self, cell: Vec3) -> None:
+        """Move the hand to a grid offset from its start."""
+
+    def render(self, size: int = DEFAULT_SIZE) -> np.ndarray:
+        """Return the current view as ``uint8 (size, size, 3)`` RGB."""
+        ...
+
+    def close(self) -> None:
+        """Release the rendering context."""
+
+
+def validate_size(size: int) -> int:
+    """Return ``size`` if it is a valid image side, or raise RenderError."""
+    if not isinstance(size, int) or not 16 <= size <= MAX_SIZE:
+        raise RenderError(f"size must be an integer from 16 to {MAX_SIZE}, got {size!r}")
+    return size
+
+
+class BackendError(RenderError):
+    """A backend that is unknown or cannot run on this machine."""
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """Whether a backend can render here, and why not."""
+
+    name: str
+    available: bool
+    detail: str
+    """What it runs on when available; every reason it cannot run otherwise."""
