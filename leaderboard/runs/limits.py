@@ -12,9 +12,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from evaluation.messages import Message, ModelClient, ModelReply
-from leaderboard.models import (
-    ProviderWindow,
-)
+from leaderboard.models import ProviderWindow
+from mirrorbench_site.cache import limits_cache
 
 
 def _window_take(key: str, window: int, cap: int) -> bool:
@@ -135,11 +134,12 @@ def counters_take(
 ) -> bool:
     """Count one against each ``(key, rate)``, in fixed periods; False if one is over its rate.
 
-    The counts live in the cache, where the throttles keep theirs. The keys before the first
-    one over its rate are counted; those after it are not.
+    The counts live in the ``limits`` cache, where the throttles keep theirs and other traffic
+    cannot evict them (the default cache drops entries when full, which would forgive a
+    visitor's renders). The keys before the first one over its rate are counted; those after
+    it are not.
     """
-    from django.core.cache import cache
-
+    cache = limits_cache
     now = clock()
     for key, rate in keys:
         limit, period = rate_parse(rate)

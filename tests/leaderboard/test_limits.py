@@ -75,3 +75,16 @@ def test_a_bad_limits_setting_stops_the_process_with_its_name(monkeypatch):
     monkeypatch.setenv("MIRRORBENCH_PROVIDER_LIMITS", "{oops")
     with pytest.raises(ImproperlyConfiguredEnv, match="MIRRORBENCH_PROVIDER_LIMITS"):
         envjson("MIRRORBENCH_PROVIDER_LIMITS", {})
+
+
+def test_render_counters_live_in_the_limits_cache_not_the_evictable_default():
+    """The default cache drops entries when full: counts kept there would forgive renders."""
+    from django.core.cache import cache
+
+    from leaderboard.runs.limits import counters_take
+
+    clock = lambda: 1_000_000.0  # noqa: E731
+    assert counters_take([("ip:198.51.100.7", "2/h")], clock=clock)
+    assert counters_take([("ip:198.51.100.7", "2/h")], clock=clock)
+    cache.clear()  # everything the default cache holds is gone, as under memory pressure
+    assert not counters_take([("ip:198.51.100.7", "2/h")], clock=clock)
