@@ -23,13 +23,11 @@ def favicon(request: HttpRequest) -> HttpResponse:
 
 
 ABOUT_SCENES = 4
-
-
 """Start views shown on the About page: the first scene of two people and two robots."""
 
 
 def about(request: HttpRequest) -> HttpResponse:
-
+    """``/about/``: what MirrorBench measures, with the start views of four scenes."""
     picked: list[Any] = []
     bodies: set[str] = set()
     for scene in gallery_scenes():

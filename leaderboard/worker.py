@@ -101,16 +101,12 @@ def episode_claim(*, episode_id: int) -> str | None:
 
 
 DB_LOST_WAIT_S = 60.0
-
-
 """How long an episode's task waits, reconnecting, for a database that went away (a restart, a
 fail-over) before giving up: far less than MIRRORBENCH_EPISODE_STALE_S, so the episode is still
 this task's when the database is back, and nothing it did is lost or done again."""
 
 
 DB_LOST_RESUMES = 5
-
-
 """How many times one task goes on with its episode after losing the database."""
 
 
@@ -304,7 +300,6 @@ def _response_cache(agent: str) -> Any:
 
 @cache
 def _shared_cache(path: str) -> Any:
-
     return ResponseCache(Path(path))
 
 

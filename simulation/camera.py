@@ -13,8 +13,6 @@ CAMERA_TARGET = (0.0, 0.0, 1.7)
 
 
 REFERENCE_APERTURE = 2.0955
-
-
 """The reference camera's aperture (Isaac's default 20.955 mm, in the focal length's units)."""
 
 
@@ -22,8 +20,6 @@ REFERENCE_FOCAL_LENGTH = 3.0
 
 
 WIDE_REFERENCE_FOCAL_LENGTH = 2.0
-
-
 """The wheeled robot's shorter focal length in the reference: a wider view."""
 
 
@@ -36,15 +32,11 @@ def fov_deg(focal_length: float, aperture: float = REFERENCE_APERTURE) -> float:
 
 
 CAMERA_FOVY_DEG = fov_deg(REFERENCE_FOCAL_LENGTH)
-
-
 """About 38.5 degrees. No body needs a wider view to keep its reflected mark and hand in the
 image (``simulation.visibility`` checks every scene), so no body overrides the reference's."""
 
 
 WIDE_CAMERA_FOVY_DEG = fov_deg(WIDE_REFERENCE_FOCAL_LENGTH)
-
-
 """About 55.3 degrees, for the bodies in ``WIDE_VIEW_BODIES``."""
 
 

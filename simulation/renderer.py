@@ -25,14 +25,10 @@ MAX_SIZE = 4096
 
 
 SCENE_BUILD_VERSION = "2"
-
-
 """Bump whenever the scene construction changes the pixels: frame keys depend on it."""
 
 
 USD_BUILD_VERSION = "1"
-
-
 """Bump whenever the OpenUSD stage of a scene changes (``simulation.usd_export``): the Isaac
 renderer's frame keys depend on it."""
 

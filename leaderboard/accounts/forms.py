@@ -66,11 +66,9 @@ class LimitedPasswordResetForm(PasswordResetForm):
     _client: str | None = None
 
     def get_users(self, email: str) -> Iterator[Any]:
-
         return (user for user in super().get_users(email) if email_confirmed(user))
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-
         request = kwargs.get("request")
         self._client = client_ip(request) if request is not None else None
         super().save(*args, **kwargs)

@@ -48,15 +48,11 @@ _INFO = [
 
 
 RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
-
-
 """Only multimodal models are ranked and marked; baselines and the human reference are
 reference rows: shown for comparison, never ranked against."""
 
 
 SANITY_CHECK_AGENTS = ("oracle",)
-
-
 """Baselines hidden unless asked for (``baselines=show``): the oracle knows the way to the mark,
 so its 1.000s say the scoring works, not how hard the task is."""
 

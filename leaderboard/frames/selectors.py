@@ -16,8 +16,6 @@ from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 FRAME_VARIANTS = ("png", "webp", "thumb")
-
-
 """A stored frame's files: the lossless PNG a model saw, the viewer's WebP, a list thumbnail."""
 
 

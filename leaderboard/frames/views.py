@@ -45,8 +45,6 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 SIGNED_URL_MAX_AGE_S = 300
-
-
 """How long a browser may reuse a redirect to a signed S3 URL (well inside its expiry)."""
 
 

@@ -257,8 +257,6 @@ def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], sce
 
 
 ETA_WINDOW = 20
-
-
 """Episodes whose finishing pace gives the recent rate of a run (``eta_range``)."""
 
 

@@ -34,7 +34,6 @@ ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
 
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
-
     try:
         run = run_visible(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
