@@ -1,13 +1,20 @@
-"""Shared test set-up: headless rendering.
+"""Shared test set-up: headless rendering, empty caches, rows shared by a class of tests.
 
 The data directory is chosen before this file is read (pytest-django loads the settings
 first): `make test` passes a fresh `MIRRORBENCH_DATA_DIR`; a bare `pytest` uses `var/`, where
-the test database is its own file (`test-db.sqlite3`) and never the site's.
+the test database is its own file (`test-db.sqlite3`) and never the site's. Each pytest-xdist
+worker works in a folder of its own inside it (tests/xdist_workers.py).
 """
 
 import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 
 import pytest
+from django.db import transaction
+
+Unblock = Callable[[], AbstractContextManager[None]]
+"""What ``class_rows`` and ``module_rows`` give: ``with rows(): ...`` may use the database."""
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
@@ -33,3 +40,36 @@ def _empty_cache():
     clear()
     yield
     clear()
+
+
+def _rows_kept_for_the_scope(django_db_blocker) -> Iterator[Unblock]:
+    """Open a transaction that outlives the tests of a scope; roll it back when it ends.
+
+    Rows made inside it (``with rows(): ...``) are there for every test of the scope, as with
+    Django's ``setUpTestData``: each test runs in a savepoint of it (pytest-django's ``db``), so
+    what a test writes is undone before the next one, and nothing is left for other scopes.
+    The database is open only while the rows are made and removed: a test still needs ``db``.
+    """
+    with django_db_blocker.unblock():
+        block = transaction.atomic()
+        block.__enter__()
+    try:
+        yield django_db_blocker.unblock
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            block.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="class")
+def class_rows(django_db_setup, django_db_blocker) -> Iterator[Unblock]:
+    """Rows that every test of a class reads, made once for the class (not before each test):
+    a class-scoped fixture makes them ``with class_rows(): ...``."""
+    yield from _rows_kept_for_the_scope(django_db_blocker)
+
+
+@pytest.fixture(scope="module")
+def module_rows(django_db_setup, django_db_blocker) -> Iterator[Unblock]:
+    """Rows that every test of a module reads, made once for the module: a module-scoped
+    fixture makes them ``with module_rows(): ...``."""
+    yield from _rows_kept_for_the_scope(django_db_blocker)

@@ -4,13 +4,17 @@ schemathesis reads ``/api/schema/`` (drf-spectacular) through the site's WSGI ap
 in-process, and sends each operation requests generated from the schema, valid and invalid
 alike: every answer must be below 500 and match the documented schema of its status. The
 examples are bounded and derandomized, so a run is reproducible. Generated ids rarely name a
-row, so the rows that exist are asked for by id as well.
+row, so the rows that exist are asked for by id as well. The rows are made once for the
+module; what the requests write is undone after each test.
 """
 
 import socket
+from dataclasses import dataclass
 
+import factory.random
 import pytest
 import schemathesis
+from django.contrib.auth.models import User
 from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
@@ -21,7 +25,8 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from leaderboard.models import ApiToken, Episode, ModelEntry, Run
 from leaderboard.runs.imports import reference_results_load
 from leaderboard.submissions.tokens import key_hash
-from tests.leaderboard.factories import import_run, make_bundle
+from tests.conftest import Unblock
+from tests.leaderboard.factories import UserFactory, import_run, make_bundle
 
 CHECKS = [not_a_server_error, response_schema_conformance]
 FUZZ = settings(
@@ -78,19 +83,43 @@ def no_dns(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
+@dataclass(frozen=True)
+class Rows:
+    """What the module's tests read: alice, and her public run."""
+
+    alice: User
+    run: Run
+
+
+@pytest.fixture(scope="module")
+def rows(module_rows: Unblock, small_bundle) -> Rows:
+    """The paper's results, alice's public run with episodes in error, and her private run:
+    made once for the module, read by every example of every test."""
+    factory.random.reseed_random("mirrorbench")
+    with module_rows():
+        alice = UserFactory(username="alice", permissions=["leaderboard.add_run"])
+        reference_results_load()
+        run = import_run(small_bundle, "Random here", kind="baseline")
+        Run.objects.filter(pk=run.pk).update(owner=alice)
+        run.episodes.filter(level=1).update(
+            status=Episode.Status.ERROR,
+            error="transport error after 3 attempts: openai request failed with HTTP 429",
+        )
+        private = import_run(small_bundle, "Hidden model", kind="baseline")
+        Run.objects.filter(pk=private.pk).update(visibility=Run.Visibility.PRIVATE, owner=alice)
+    return Rows(alice=alice, run=run)
+
+
 @pytest.fixture
-def api_data(db, in_test_transaction, no_dns, small_bundle, alice):
-    """The paper's results, alice's public run with episodes in error, and her private run."""
-    reference_results_load()
-    run = import_run(small_bundle, "Random here", kind="baseline")
-    Run.objects.filter(pk=run.pk).update(owner=alice)
-    run.episodes.filter(level=1).update(
-        status=Episode.Status.ERROR,
-        error="transport error after 3 attempts: openai request failed with HTTP 429",
-    )
-    private = import_run(small_bundle, "Hidden model", kind="baseline")
-    Run.objects.filter(pk=private.pk).update(visibility=Run.Visibility.PRIVATE, owner=alice)
-    return run
+def alice(rows: Rows) -> User:
+    """The owner of the module's runs (tests/leaderboard/conftest.py's alice, made once)."""
+    return rows.alice
+
+
+@pytest.fixture
+def api_data(db, in_test_transaction, no_dns, rows: Rows) -> Run:
+    """The module's rows, and alice's public run among them."""
+    return rows.run
 
 
 @pytest.fixture
