@@ -13,9 +13,26 @@ from pathlib import Path
 
 import factory.random
 import pytest
+from _pytest.nodeid import NodeId
 from django.contrib.auth.models import Permission
+from schemathesis.pytest.plugin import SchemathesisFunction
 
 from tests.leaderboard.factories import UserFactory, make_bundle
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Name each schemathesis case by its operation in its node id (``test_x[GET /api/]``).
+
+    pytest 9.2 builds a test's node id from its ``originalname`` and parametrization, which
+    schemathesis (4.32) leaves out: every operation of a test had the one id ``test_x``, and
+    pytest-xdist's ``--dist loadgroup`` (``make test``), which hands tests to workers by node
+    id, ran the first operation of each test and none of the others. The id is set from the
+    item's name, which holds the operation.
+    """
+    if isinstance(item, SchemathesisFunction) and item.parent is not None:
+        wanted = f"{item.parent.nodeid}::{item.name}"
+        if item.nodeid != wanted:
+            item._id = NodeId.parse(wanted)
 
 
 @pytest.fixture(autouse=True)
