@@ -141,39 +141,50 @@ def _rollout(environment, actions, seed, options=None):
     return trace
 
 
+SCENES = list(scene_set())
+ONE_PER_BODY = {get_scene(s).body.id: s for s in SCENES}
+"""One scene of each body, played by a fresh environment too."""
+
+
+def test_the_determinism_check_covers_all_66_scenes():
+    assert len(SCENES) == 66
+
+
+@pytest.fixture(scope="module")
+def switched():
+    """One environment that the determinism check switches from scene to scene."""
+    environment = gymnasium.make(ENV_ID, scene=SCENES[-1], size=32)
+    yield environment
+    environment.close()
+
+
 @pytest.mark.slow
-def test_every_scene_is_deterministic():
+@pytest.mark.parametrize(("index", "scene_id"), list(enumerate(SCENES)), ids=SCENES)
+def test_every_scene_is_deterministic(switched, index, scene_id):
     """Same seed, same actions: identical observations at every step, in all 66 scenes.
 
     One environment is switched from scene to scene with ``reset(options={"scene": ...})``
     (so each scene is loaded after another one) and plays each scene twice, resetting with the
     seed alone the second time; for one scene of each body, a fresh environment plays it too,
     so a switch equals a fresh environment. Loading a scene makes a new OpenGL context, the
-    cost of this test: a fresh environment for every scene as well took 113 s.
+    cost of this test: a fresh environment for every scene as well took 113 s. One case per
+    scene, so that pytest-xdist spreads them; each worker switches its own environment.
     """
-    scenes = list(scene_set())
-    assert len(scenes) == 66
-    one_per_body = {get_scene(s).body.id: s for s in scenes}
-    switched = gymnasium.make(ENV_ID, scene=scenes[-1], size=32)
-    try:
-        for index, scene_id in enumerate(scenes):
-            actions = [int(a) for a in np.random.default_rng(index).integers(0, 6, size=5)]
-            first = _rollout(switched, actions, seed=index, options={"scene": scene_id})
-            second = _rollout(switched, actions, seed=index)
-            runs = [first, second]
-            if one_per_body.get(get_scene(scene_id).body.id) == scene_id:
-                fresh = gymnasium.make(ENV_ID, scene=scene_id, size=32)
-                try:
-                    runs.append(_rollout(fresh, actions, seed=index))
-                finally:
-                    fresh.close()
-            for run in runs[1:]:
-                assert len(run) == len(first) == len(actions) + 1, scene_id
-                for step, ((obs_a, rest_a), (obs_b, rest_b)) in enumerate(
-                    zip(first, run, strict=True)
-                ):
-                    assert obs_a.shape == (32, 32, 3) and obs_a.dtype == np.uint8
-                    assert np.array_equal(obs_a, obs_b), f"{scene_id}: observation {step} differs"
-                    assert rest_a == rest_b, f"{scene_id}: step {step} differs"
-    finally:
-        switched.close()
+    if switched.unwrapped.scene.id == scene_id:
+        switched.reset(options={"scene": SCENES[index - 1]})  # loaded after another one
+    actions = [int(a) for a in np.random.default_rng(index).integers(0, 6, size=5)]
+    first = _rollout(switched, actions, seed=index, options={"scene": scene_id})
+    second = _rollout(switched, actions, seed=index)
+    runs = [first, second]
+    if ONE_PER_BODY.get(get_scene(scene_id).body.id) == scene_id:
+        fresh = gymnasium.make(ENV_ID, scene=scene_id, size=32)
+        try:
+            runs.append(_rollout(fresh, actions, seed=index))
+        finally:
+            fresh.close()
+    for run in runs[1:]:
+        assert len(run) == len(first) == len(actions) + 1, scene_id
+        for step, ((obs_a, rest_a), (obs_b, rest_b)) in enumerate(zip(first, run, strict=True)):
+            assert obs_a.shape == (32, 32, 3) and obs_a.dtype == np.uint8
+            assert np.array_equal(obs_a, obs_b), f"{scene_id}: observation {step} differs"
+            assert rest_a == rest_b, f"{scene_id}: step {step} differs"
