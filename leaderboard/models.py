@@ -179,6 +179,46 @@ class Scene(models.Model):
         return self.scene_id
 
 
+def on_board_q(prefix: str = "", version: str = BENCHMARK_VERSION) -> models.Q:
+    """The runs the boards show: listed, public, of benchmark ``version``; ``prefix`` is the
+    path to the run (``"run__"`` from an episode or a score row)."""
+    return models.Q(
+        **{
+            f"{prefix}listed": True,
+            f"{prefix}visibility": Run.Visibility.PUBLIC,
+            f"{prefix}benchmark__name": version,
+        }
+    )
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    def public(self) -> RunQuerySet:
+        """Runs anyone may see."""
+        return self.filter(visibility=Run.Visibility.PUBLIC)
+
+    def visible_to(self, user: Any) -> RunQuerySet:
+        """Runs ``user`` may see: the public ones and their own (an anonymous visitor: public)."""
+        if user is None or not getattr(user, "is_authenticated", False):
+            return self.public()
+        return self.filter(models.Q(visibility=Run.Visibility.PUBLIC) | models.Q(owner=user))
+
+    def on_board(self, version: str = BENCHMARK_VERSION) -> RunQuerySet:
+        """Runs the boards of ``version`` show (``on_board_q``)."""
+        return self.filter(on_board_q("", version))
+
+
+class EpisodeQuerySet(models.QuerySet["Episode"]):
+    def on_board(self, version: str = BENCHMARK_VERSION) -> EpisodeQuerySet:
+        """Episodes of the runs the boards of ``version`` show."""
+        return self.filter(on_board_q("run__", version))
+
+
+class RunScoreQuerySet(models.QuerySet["RunScore"]):
+    def on_board(self, version: str = BENCHMARK_VERSION) -> RunScoreQuerySet:
+        """Score rows of the runs the boards of ``version`` show."""
+        return self.filter(on_board_q("run__", version))
+
+
 class Run(models.Model):
     """One set of results for a model entry: reported in the paper, evaluated here, or uploaded."""
 
@@ -242,6 +282,8 @@ class Run(models.Model):
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
+    objects = RunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["listed", "source"])]
@@ -303,6 +345,8 @@ class Episode(models.Model):
         null=True, blank=True, help_text="Last sign of life of the task holding the episode."
     )
     attempts = models.PositiveSmallIntegerField(default=0)
+
+    objects = EpisodeQuerySet.as_manager()
 
     class Meta:
         ordering = ["level", "scene_id"]
@@ -476,6 +520,8 @@ class RunScore(models.Model):
         null=True, blank=True, help_text='95% bootstrap intervals: {"tsr": [lo, hi], ...}'
     )
     episodes = models.PositiveIntegerField(null=True, blank=True)
+
+    objects = RunScoreQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -10,7 +10,6 @@ from django.shortcuts import redirect, render
 from evaluation.bundle import benchmark_version
 from evaluation.metrics import METRICS
 from leaderboard.frames.selectors import gallery_scenes
-from leaderboard.frames.services import FrameSpec, frames_register
 from leaderboard.replays.selectors import frame_urls, gallery
 from simulation.renderer import DEFAULT_SIZE
 
@@ -35,8 +34,6 @@ def about(request: HttpRequest) -> HttpResponse:
         if scene.body not in bodies and per_track < ABOUT_SCENES // 2:
             picked.append(scene)
             bodies.add(scene.body)
-    # Only registered frames are served (and rendered when first asked for).
-    frames_register([FrameSpec(scene, (0, 0, 0), DEFAULT_SIZE) for scene in picked])
     examples = [
         {"scene": item.scene, "urls": frame_urls(item.start)}
         for item in gallery(scenes=picked, size=DEFAULT_SIZE)

@@ -33,9 +33,12 @@ from evaluation.runner import FrameSource, run_episode
 from leaderboard.boards.scores import run_list_if_complete, run_scores_refresh
 from leaderboard.data_version import data_version_bump
 from leaderboard.frames.services import (
+    FrameSpec,
     FrameStoreError,
+    episode_frames_register,
     frame_png,
     frame_store,
+    frames_register,
     render_pool,
     run_frames_queue,
 )
@@ -134,8 +137,9 @@ def _while_database_lost(what: str, operation: Callable[[], T], *, first_wait: b
             delay = min(delay * 2, 5.0)
 
 
-def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
-    """Store one step, refreshing the claim; raise EpisodeLost if the task lost the episode."""
+def _step_store(episode_id: int, token: str, record: dict[str, Any], frame: FrameSpec) -> None:
+    """Store one step, refreshing the claim, and register the frame of the view it led to (a
+    replay serves registered frames only); raise EpisodeLost if the task lost the episode."""
     with transaction.atomic():
         held = Episode.objects.filter(
             pk=episode_id,
@@ -149,6 +153,7 @@ def _step_store(episode_id: int, token: str, record: dict[str, Any]) -> None:
             Step.from_record(episode_id, record).save(force_insert=True)
         except IntegrityError:
             raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
+        frames_register([frame])
 
 
 def _episode_release(episode_id: int, token: str) -> None:
@@ -221,6 +226,8 @@ def episode_evaluate(*, episode_id: int) -> str:
         else None
     )
     scene = get_scene(episode.scene.scene_id)
+    # The start view and the views of steps already stored: a replay can show them at once.
+    episode_frames_register(episode)
     for resumed in range(DB_LOST_RESUMES + 1):
         try:
             record = run_episode(
@@ -230,7 +237,12 @@ def episode_evaluate(*, episode_id: int) -> str:
                 seed=spec["seed"],
                 frames=frames,
                 image_size=spec["image_size"],
-                on_step=lambda step: _step_store(episode_id, token, step),
+                on_step=lambda step: _step_store(
+                    episode_id,
+                    token,
+                    step,
+                    FrameSpec(episode.scene, tuple(step["hand_cell"]), spec["image_size"]),
+                ),
                 prior_steps=_stored_steps(episode),
             )
             break

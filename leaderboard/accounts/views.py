@@ -14,11 +14,7 @@ from leaderboard.accounts.forms import ApiTokenForm, SignUpForm
 from leaderboard.accounts.mail import confirmation_send, email_confirm, email_confirmed
 from leaderboard.accounts.services import account_create
 from leaderboard.errors import FieldError
-from leaderboard.submissions.selectors import (
-    is_moderator,
-    user_submissions,
-    user_tokens,
-)
+from leaderboard.submissions.selectors import user_submissions, user_tokens
 from leaderboard.submissions.tokens import api_token_create, api_token_revoke
 from leaderboard.throttles import throttled_post
 from mirrorbench_site.client_ip import client_ip
@@ -59,7 +55,6 @@ def _profile_context(user: Any, token_form: ApiTokenForm) -> dict[str, Any]:
         "tokens": user_tokens(user=user),
         "submissions": user_submissions(user=user),
         "token_form": token_form,
-        "is_moderator": is_moderator(user),
         "email_confirmed": email_confirmed(user),
     }
 

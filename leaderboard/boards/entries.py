@@ -12,12 +12,14 @@ from evaluation.bundle import benchmark_version
 from leaderboard.accounts.names import NameRefused, name_check, name_key, name_skeletons
 from leaderboard.data_version import data_version_bump
 from leaderboard.errors import FieldError
+from leaderboard.frames.services import gallery_frames_register
 from leaderboard.models import (
     BenchmarkVersion,
     ModelEntry,
     Scene,
 )
 from simulation.catalogue import scene_set
+from simulation.renderer import DEFAULT_SIZE
 
 
 @transaction.atomic
@@ -33,7 +35,7 @@ def benchmark_current() -> BenchmarkVersion:
         },
     )
     if created or not version.scenes.exists():
-        Scene.objects.bulk_create(
+        scenes = Scene.objects.bulk_create(
             Scene(
                 benchmark=version,
                 scene_id=s.id,
@@ -46,6 +48,8 @@ def benchmark_current() -> BenchmarkVersion:
             )
             for s in scene_set().values()
         )
+        # The gallery's frames are served from the start (a page never registers them).
+        gallery_frames_register(size=DEFAULT_SIZE, scenes=scenes)
     return version
 
 

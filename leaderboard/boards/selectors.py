@@ -163,12 +163,7 @@ def _missing(value: Any) -> bool:
 
 
 def _public_scores(table: str, version: str) -> QuerySet[RunScore]:
-    return RunScore.objects.filter(
-        table=table,
-        run__listed=True,
-        run__visibility=Run.Visibility.PUBLIC,
-        run__benchmark__name=version,
-    )
+    return RunScore.objects.on_board(version).filter(table=table)
 
 
 def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.DataFrame:
@@ -348,12 +343,7 @@ def level_tables_by_run(
     *, kinds: Sequence[str] = (), sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
 ) -> dict[int, dict[str, Any]]:
     """Return {run id: {level: {track: scores}}} for listed public runs with level tables."""
-    scores = RunScore.objects.filter(
-        run__listed=True,
-        run__visibility=Run.Visibility.PUBLIC,
-        run__benchmark__name=version,
-        table__in=["0", "1", "2", "3"],
-    )
+    scores = RunScore.objects.on_board(version).filter(table__in=["0", "1", "2", "3"])
     if kinds:
         scores = scores.filter(run__model_entry__kind__in=kinds)
     if sources:

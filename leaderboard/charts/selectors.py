@@ -57,11 +57,7 @@ class ChartRun:
 
 
 def _listed(version: str) -> QuerySet[RunScore]:
-    return RunScore.objects.filter(
-        run__listed=True,
-        run__visibility=Run.Visibility.PUBLIC,
-        run__benchmark__name=version,
-    )
+    return RunScore.objects.on_board(version)
 
 
 def chart_runs(*, version: str = BENCHMARK_VERSION, slugs: Sequence[str] = ()) -> list[ChartRun]:
@@ -136,12 +132,9 @@ def chart_runs_for(*, version: str, slugs: Sequence[str]) -> list[ChartRun]:
 def slugs_unknown(*, version: str, slugs: Sequence[str]) -> list[str]:
     """Return the slugs of ``slugs`` that have no listed public run in ``version`` (one query)."""
     known = set(
-        Run.objects.filter(
-            listed=True,
-            visibility=Run.Visibility.PUBLIC,
-            benchmark__name=version,
-            model_entry__slug__in=list(slugs),
-        ).values_list("model_entry__slug", flat=True)
+        Run.objects.on_board(version)
+        .filter(model_entry__slug__in=list(slugs))
+        .values_list("model_entry__slug", flat=True)
     )
     return [slug for slug in slugs if slug not in known]
 
@@ -149,7 +142,7 @@ def slugs_unknown(*, version: str, slugs: Sequence[str]) -> list[str]:
 def chart_models(*, version: str = BENCHMARK_VERSION) -> list[tuple[str, str]]:
     """Return (slug, name) of every model with a listed public run in ``version``, by name."""
     rows = (
-        Run.objects.filter(listed=True, visibility=Run.Visibility.PUBLIC, benchmark__name=version)
+        Run.objects.on_board(version)
         .values_list("model_entry__slug", "model_entry__name")
         .distinct()
         .order_by("model_entry__name")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 
@@ -11,8 +13,9 @@ from leaderboard.models import (
     Scene,
     Step,
 )
+from simulation.backends import renderer_version
 from simulation.dynamics import Vec3
-from simulation.renderer import DEFAULT_SIZE
+from simulation.renderer import DEFAULT_SIZE, frame_key
 from simulation.versions import BENCHMARK_VERSION
 
 FRAME_VARIANTS = ("png", "webp", "thumb")
@@ -84,3 +87,12 @@ def run_scene_cells(*, run_id: int) -> dict[str, list[Vec3]]:
         x, y, z = cell
         cells[scene_of[episode_id]].append((x, y, z))
     return cells
+
+
+def episode_frame_keys(episode: Episode, cells: Sequence[Vec3] | None = None) -> list[str]:
+    """Return the key of each view of an episode (``cells``: ``episode_cells``, when at hand),
+    registered when the episode was stored; reading them writes nothing."""
+    size = run_image_size(episode.run)
+    version = renderer_version()
+    cells = episode_cells(episode) if cells is None else cells
+    return [frame_key(version, episode.scene.scene_id, cell, size) for cell in cells]

@@ -123,10 +123,8 @@ def human_progress(*, user: Any) -> dict[str, Any] | None:
 def play_comparison(*, scene_id: str, level: int) -> list[dict[str, Any]]:
     """Return the listed public runs' episodes of one scene and level, best AVG first."""
     episodes = (
-        Episode.objects.filter(
-            run__listed=True,
-            run__visibility=Run.Visibility.PUBLIC,
-            run__benchmark__name=BENCHMARK_VERSION,
+        Episode.objects.on_board()
+        .filter(
             scene__scene_id=scene_id,
             level=level,
             status=Episode.Status.COMPLETED,

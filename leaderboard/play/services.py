@@ -80,12 +80,14 @@ def _state(
     size: int,
     episode_id: int | None = None,
     practice: bool = False,
+    register: bool = True,
 ) -> PlayState:
-    """Return the player's view of an episode, registering the frames it shows."""
+    """Return the player's view of an episode; ``register``: register the frames it shows
+    (the start and each answer do; reading the state again writes nothing)."""
     state, cells, executed = _replay(scene.scene_id, options)
-    # Only registered frames are served: the current view and the one before it.
-    shown = cells[-2:]
-    frames_register(FrameSpec(scene, cell, size) for cell in shown)
+    if register:
+        # Only registered frames are served: the current view and the one before it.
+        frames_register(FrameSpec(scene, cell, size) for cell in cells[-2:])
     version = renderer_version()
     metrics = None
     if state.done:
@@ -251,7 +253,8 @@ def play_start(
         except IntegrityError:  # a twin request created it a moment ago
             episode = Episode.objects.get(run=run, scene=scene, level=level)
         if episode.status == Episode.Status.RUNNING:
-            return play_get(player=player, ref=f"e{episode.pk}")
+            # Resumed: its current views are registered again, as a start registers them.
+            return _episode_state(player=player, ref=f"e{episode.pk}", register=True)
     play = Play.objects.create(
         owner=user,
         session=player.session if user is None else "",
@@ -293,7 +296,12 @@ def _plays(player: Player) -> Any:
 
 
 def play_get(*, player: Player, ref: str) -> PlayState:
-    """Return an episode of ``player`` as it stands (PlayNotFound if it is not theirs)."""
+    """Return an episode of ``player`` as it stands (PlayNotFound if it is not theirs); reading
+    it writes nothing."""
+    return _episode_state(player=player, ref=ref, register=False)
+
+
+def _episode_state(*, player: Player, ref: str, register: bool) -> PlayState:
     kind, pk = _parse_ref(ref)
     if kind == "e":
         episode = _stored_episodes(player).select_related("scene", "run").filter(pk=pk).first()
@@ -307,11 +315,13 @@ def play_get(*, player: Player, ref: str) -> PlayState:
             options=options,
             size=run_image_size(episode.run),
             episode_id=episode.pk,
+            register=register,
         )
     play = _plays(player).select_related("scene").filter(pk=pk).first()
     if play is None:
         raise PlayNotFound(f"no episode {ref!r} of yours (unstored episodes expire after a while)")
     return _state(
+        register=register,
         ref=ref,
         scene=play.scene,
         level=play.level,

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.api import NOT_FOUND
-from leaderboard.frames.services import episode_frames_register
+from leaderboard.frames.selectors import episode_frame_keys
 from leaderboard.models import Episode, Step
 from leaderboard.replays.selectors import frame_urls
 from leaderboard.runs.apis import EpisodeListApi
@@ -86,7 +86,7 @@ class EpisodeDetailApi(APIView):
             (0, 0, 0),
             *((s.hand_cell[0], s.hand_cell[1], s.hand_cell[2]) for s in episode.steps.all()),
         ]
-        keys = episode_frames_register(episode, cells)
+        keys = episode_frame_keys(episode, cells)
         episode.frame_list = [  # type: ignore[attr-defined]
             {"view": i, "key": key, **frame_urls(key)} for i, key in enumerate(keys)
         ]

@@ -26,7 +26,7 @@ from evaluation.prompts import (
 )
 from leaderboard.frames.selectors import episode_cells, run_image_size
 from leaderboard.models import Episode, Frame, Run, Scene, Step
-from leaderboard.runs.selectors import run_visible
+from leaderboard.runs.selectors import run_for
 from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
 from simulation.dynamics import Action, Vec3, goal_cell
@@ -166,7 +166,7 @@ def episode_replay(*, episode_id: int, user: Any) -> EpisodeReplay:
     """Return the replay of an episode whose run ``user`` may see (Episode.DoesNotExist else)."""
     episode = Episode.objects.select_related("scene", "run").get(pk=episode_id)
     try:
-        run = run_visible(run_id=episode.run_id, user=user)
+        run = run_for(run_id=episode.run_id, user=user)
     except Run.DoesNotExist:
         raise Episode.DoesNotExist(f"no episode {episode_id} that you may see") from None
     episode.run = run

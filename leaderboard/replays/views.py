@@ -17,9 +17,7 @@ from leaderboard.exports import csv_response
 from leaderboard.frames.selectors import gallery_scenes
 from leaderboard.frames.services import (
     episode_frames_queue,
-    episode_frames_register,
     frames_unstored,
-    gallery_frames_register,
 )
 from leaderboard.models import Episode, Run, Scene
 from leaderboard.replays.forms import ReplayStepForm
@@ -30,7 +28,7 @@ from leaderboard.replays.selectors import (
     gallery,
     scene_for_gallery,
 )
-from leaderboard.runs.selectors import run_visible
+from leaderboard.runs.selectors import run_for
 from simulation.catalogue import get_scene
 from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
@@ -52,8 +50,6 @@ def episode_page(request: HttpRequest, episode_id: int) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     step = form.cleaned_data.get("step") or 0
-    cells = [(v["cell"][0], v["cell"][1], v["cell"][2]) for v in replay.views]
-    episode_frames_register(replay.episode, cells)  # the cells are at hand: no second query
     unstored = frames_unstored(replay.keys)
     if unstored:
         episode_frames_queue(episode=replay.episode)
@@ -111,7 +107,6 @@ def scenes_page(request: HttpRequest) -> HttpResponse:
         )
     scenes = list(gallery_scenes())
     items = gallery(scenes=scenes, size=DEFAULT_SIZE)
-    gallery_frames_register(size=DEFAULT_SIZE, scenes=scenes)
     groups: dict[str, list[tuple[object, dict[str, str]]]] = {}
     for item in items:
         groups.setdefault(item.scene.track, []).append((item, frame_urls(item.start)))
@@ -128,7 +123,6 @@ def scene_page(request: HttpRequest, scene_id: str) -> HttpResponse:
     except Scene.DoesNotExist:
         raise Http404(f"no scene {scene_id!r} in benchmark {BENCHMARK_VERSION}") from None
     item = gallery(scenes=[scene], size=DEFAULT_SIZE)[0]
-    gallery_frames_register(size=DEFAULT_SIZE, scenes=[scene])
     catalogue = get_scene(scene.scene_id)
     return render(
         request,
@@ -155,7 +149,7 @@ def scene_page(request: HttpRequest, scene_id: str) -> HttpResponse:
 def run_behaviour_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     """A run's mirror-self confusion, bad-response and collision rates by level and track."""
     try:
-        run = run_visible(run_id=run_id, user=request.user)
+        run = run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
     behaviour = run.behaviour or {"levels": {}, "overall": {}}

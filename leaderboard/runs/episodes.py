@@ -5,15 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.http import (
-    HttpRequest,
-)
+from django.http import HttpRequest
 
 from leaderboard.frames.selectors import run_image_size
-from leaderboard.frames.services import (
-    FrameSpec,
-    frames_register,
-)
+from leaderboard.frames.services import FrameSpec
 from leaderboard.models import Run
 from leaderboard.replays.selectors import (
     OUTCOMES,
@@ -45,13 +40,8 @@ def run_episode_list(request: HttpRequest, run: Run) -> dict[str, Any]:
     episodes = list(page.object_list)
     finals = episode_final_cells(episodes)
     size = run_image_size(run)
-    thumbs = dict(
-        zip(
-            [e.pk for e in episodes],
-            frames_register(FrameSpec(e.scene, finals[e.pk], size) for e in episodes),
-            strict=True,
-        )
-    )
+    # The final views were registered when the episodes were stored: only their keys here.
+    thumbs = {e.pk: FrameSpec(e.scene, finals[e.pk], size).key for e in episodes}
     query = request.GET.copy()
     query.pop("page", None)
     return {

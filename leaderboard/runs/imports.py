@@ -20,7 +20,7 @@ from leaderboard.boards.scores import (
     score_rows,
 )
 from leaderboard.data_version import data_version_bump
-from leaderboard.frames.services import run_frames_queue
+from leaderboard.frames.services import run_frames_queue, run_frames_register
 from leaderboard.models import (
     Episode,
     ModelEntry,
@@ -208,6 +208,8 @@ def _run_store(
     if list_run:
         run_list_if_complete(run=run)
     if with_steps:
+        # Every view of every episode, so its replay can show them before the render task runs.
+        run_frames_register(run=run)
         run_frames_queue(run=run)
     data_version_bump()
     return ImportedRun(run, len(episodes))

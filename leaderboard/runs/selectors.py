@@ -18,6 +18,7 @@ from evaluation.estimate import TYPICAL_STEPS, estimate_run
 from evaluation.messages import GenerationParams
 from evaluation.metrics import TRACKS, EpisodeResult, score_json
 from evaluation.registry import describe_agent, header_extras
+from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.selectors import scores_prefetch
 from leaderboard.models import (
     Episode,
@@ -25,7 +26,6 @@ from leaderboard.models import (
     RunScore,
     Step,
 )
-from leaderboard.submissions.selectors import is_moderator
 from simulation.backends import renderer_version
 from simulation.catalogue import select_scenes
 from simulation.versions import BENCHMARK_VERSION
@@ -46,13 +46,6 @@ def run_tables(run: Run) -> list[dict[str, Any]]:
     return tables
 
 
-def run_owned(*, run_id: int, user: Any) -> Run:
-    """Return the run ``run_id`` if ``user`` owns it (Run.DoesNotExist otherwise)."""
-    if not getattr(user, "is_authenticated", False):
-        raise Run.DoesNotExist(f"no run {run_id} of yours")
-    return Run.objects.get(pk=run_id, owner_id=user.pk)
-
-
 def run_avg_by_level(*, run: Run) -> dict[str, float | None]:
     """Return the overall AVG of each level over the episodes finished so far."""
 
@@ -62,12 +55,25 @@ def run_avg_by_level(*, run: Run) -> dict[str, float | None]:
     }
 
 
-def run_visible(*, run_id: int, user: Any) -> Run:
-    """Return a run that ``user`` may see: a public run, or their own private one."""
-    visible = Q(visibility=Run.Visibility.PUBLIC)
-    if user is not None and user.is_authenticated:
-        visible |= Q(owner=user)
-    return Run.objects.select_related("model_entry", "benchmark").get(visible, pk=run_id)
+def run_manageable(*, run: Run, user: Any) -> bool:
+    """Whether ``user`` may manage ``run`` (cancel it, see its whole endpoint): its owner or a
+    moderator."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    return (run.owner_id is not None and run.owner_id == user.pk) or is_moderator(user)
+
+
+def run_for(*, run_id: int, user: Any, manage: bool = False) -> Run:
+    """The one access rule for a run: return run ``run_id`` if ``user`` may see it (a public
+    run, or their own), or with ``manage``, manage it (``run_manageable``); Run.DoesNotExist
+    otherwise, the same error whether the run is missing or someone else's."""
+    runs = Run.objects.select_related("model_entry", "benchmark")
+    if not manage:
+        return runs.visible_to(user).get(pk=run_id)
+    run = runs.filter(pk=run_id).first()
+    if run is None or not run_manageable(run=run, user=user):
+        raise Run.DoesNotExist(f"no run {run_id} that you may manage")
+    return run
 
 
 def _episode_count(condition: Q) -> Coalesce:
@@ -382,11 +388,8 @@ def endpoint_origin(base_url: str) -> str:
 
 
 def endpoint_visible_whole(*, run: Run, user: Any) -> bool:
-    """Whether ``user`` may see the whole endpoint of ``run``: its owner or a moderator."""
-
-    if user is None or not getattr(user, "is_authenticated", False):
-        return False
-    return (run.owner_id is not None and run.owner_id == user.pk) or is_moderator(user)
+    """Whether ``user`` may see the whole endpoint of ``run``: who may manage it."""
+    return run_manageable(run=run, user=user)
 
 
 def run_endpoint(*, run: Run, user: Any) -> str | None:

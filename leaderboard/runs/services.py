@@ -20,6 +20,7 @@ from evaluation.registry import (
     agent_spec_check,
 )
 from leaderboard.accounts.mail import confirmed_email_required
+from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import (
     benchmark_current,
     entry_name_match,
@@ -237,10 +238,6 @@ def baseline_runs_ensure() -> list[Run]:
     return created
 
 
-def _is_moderator(user: Any) -> bool:
-    return bool(user.is_staff and user.has_perm("leaderboard.change_modelentry"))
-
-
 def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
     """Return the entry a hosted run goes to: the user's own entry of that name, or a new one.
 
@@ -260,7 +257,7 @@ def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
             owner=user,
             field="entry_name",
         )
-    if existing.owner_id == user.pk or _is_moderator(user):
+    if existing.owner_id == user.pk or is_moderator(user):
         return existing
     raise FieldError(
         "entry_name",

@@ -23,9 +23,9 @@ from leaderboard.runs.selectors import (
     run_avg_by_level,
     run_bundle,
     run_endpoint,
-    run_owned,
+    run_for,
+    run_manageable,
     run_progress,
-    run_visible,
 )
 from leaderboard.runs.services import hosted_run_create, run_cancel
 from leaderboard.throttles import throttled_post
@@ -35,7 +35,7 @@ ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        run = run_visible(run_id=run_id, user=request.user)
+        run = run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
     episodes = run_episode_list(request, run)
@@ -53,9 +53,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "confusion_text": CONFUSION_TEXT,
         "avg_by_level": run_avg_by_level(run=run),
         "active": run.status in ACTIVE,
-        "can_cancel": run.status in ACTIVE
-        and request.user.is_authenticated
-        and run.owner_id == request.user.pk,
+        "can_cancel": run.status in ACTIVE and run_manageable(run=run, user=request.user),
         "progress": run_progress(run=run),
         "endpoint": run_endpoint(run=run, user=request.user),
     }
@@ -64,7 +62,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
     try:
-        run = run_visible(run_id=run_id, user=request.user)
+        run = run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
     return JsonResponse({**run_progress(run=run), "avg_by_level": run_avg_by_level(run=run)})
@@ -75,9 +73,9 @@ def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
 @throttled_post("cancels")
 def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        run = run_owned(run_id=run_id, user=request.user)
+        run = run_for(run_id=run_id, user=request.user, manage=True)
     except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} of yours") from None
+        raise Http404(f"no run {run_id} that you may cancel") from None
     run_cancel(run=run)
     return redirect("leaderboard:run", run_id=run_id)
 
@@ -139,7 +137,7 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
 
 def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        run = run_visible(run_id=run_id, user=request.user)
+        run = run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
     if run.source == Run.Source.REPORTED:

@@ -6,16 +6,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from leaderboard.accounts.roles import is_moderator
 from leaderboard.models import ApiToken, Submission
-
-
-def is_moderator(user: Any) -> bool:
-    """Moderators are staff with the permission to change submissions."""
-    return bool(
-        getattr(user, "is_authenticated", False)
-        and user.is_staff
-        and user.has_perm("leaderboard.change_submission")
-    )
 
 
 def user_tokens(*, user: Any) -> QuerySet[ApiToken]:

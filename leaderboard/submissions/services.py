@@ -40,6 +40,7 @@ from evaluation.bundle import BundleError, read_bundle
 from evaluation.prompts import LEVELS
 from evaluation.verify import MAX_PROBLEMS, verify_bundle
 from leaderboard.accounts.mail import confirmed_email_required
+from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import entry_name_match, model_entry_create
 from leaderboard.boards.scores import run_list_if_complete, run_list_on_leaderboard
 from leaderboard.data_version import data_version_bump
@@ -183,9 +184,7 @@ def _entry_for(*, user: Any, name: str) -> tuple[str, ModelEntry | None]:
     name, existing = entry_name_match(name=name, field="model_name")
     if existing is None:
         return name, None
-    if existing.owner_id == user.pk or (
-        user.is_staff and user.has_perm("leaderboard.change_modelentry")
-    ):
+    if existing.owner_id == user.pk or is_moderator(user):
         return name, existing
     raise FieldError(
         "model_name",

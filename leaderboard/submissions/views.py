@@ -10,14 +10,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from leaderboard.accounts.roles import is_moderator
 from leaderboard.errors import FieldError
 from leaderboard.models import Submission
 from leaderboard.submissions.forms import ReviewForm, SubmissionForm
-from leaderboard.submissions.selectors import (
-    is_moderator,
-    moderation_queue,
-    submission_visible,
-)
+from leaderboard.submissions.selectors import moderation_queue, submission_visible
 from leaderboard.submissions.services import (
     QuotaExceeded,
     SubmissionRejected,
@@ -72,7 +69,6 @@ def _submission_context(
     return {
         "submission": submission,
         "is_owner": submission.owner_id == request.user.pk,
-        "is_moderator": is_moderator(request.user),
         "review_form": review_form,
         "verified_means": VERIFIED_MEANS,
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import RequestFactory, override_settings
 from django.views.defaults import server_error
@@ -56,10 +58,15 @@ def test_the_about_page_shows_scenes_protocol_the_ways_onto_the_board_and_a_cita
     assert "mirrorbench submit results.jsonl --url http://testserver --token TOKEN" in content
     assert 'id="protocol"' in content and "prompts v3" in content
     assert "@misc{mirrorbench," in content and "Send it to the maintainers" not in content
-    # Its images are registered frames: served (rendered when first asked for), never a 404.
+    # Its images are registered frames (the gallery's, registered with the scenes): served,
+    # rendered when first asked for, never a 404; the page itself writes nothing.
     from leaderboard.models import Frame
 
-    assert Frame.objects.count() == 4
+    keys = re.findall(r'<img src="/frames/([0-9a-f]{40})\.', content)
+    assert Frame.objects.filter(pk__in=keys).count() == 4
+    rows = Frame.objects.count()
+    _page(client, "/about/")
+    assert Frame.objects.count() == rows
 
 
 def test_an_unknown_page_is_a_404_in_the_sites_style(client):
