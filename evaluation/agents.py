@@ -240,6 +240,27 @@ class ScriptedAgent:
         return {"name": "scripted", "kind": "baseline", "source": self.source}
 
 
+def reply_decision(reply: ModelReply) -> Decision:
+    """Return the decision a model's reply makes: the option its answer parses as, or none
+    (a bad response) when it cannot be read or the provider gave no answer.
+
+    Raises:
+        TransportError: The response is longer than a results bundle holds
+            (``RESPONSE_MAX_CHARS``): the episode ends in error, as it would were it not
+            stored in full (``verify`` parses every response again).
+    """
+    if len(reply.text) > RESPONSE_MAX_CHARS:
+        raise TransportError(
+            f"[unusable_response] the response has {len(reply.text)} characters, more than "
+            f"the {RESPONSE_MAX_CHARS} a results bundle holds",
+            attempts=reply.attempts,
+        )
+    if reply.refusal:
+        return Decision(reply.text, None, f"no answer: {reply.refusal}", reply)
+    parsed = parse_choice(reply.text)
+    return Decision(reply.text, parsed.option, parsed.error, reply)
+
+
 @dataclass
 class ModelAgent:
     """Asks a multimodal model, showing it the prompt of the level and the rendered views.
@@ -274,17 +295,7 @@ class ModelAgent:
         else:
             step = StepKey(observation.scene.id, observation.level, observation.step)
             reply = self.cache.complete(self.client, messages, step)
-        if len(reply.text) > RESPONSE_MAX_CHARS:
-            # Longer than a bundle can hold, and cutting it would change what verify parses.
-            raise TransportError(
-                f"[unusable_response] the response has {len(reply.text)} characters, more than "
-                f"the {RESPONSE_MAX_CHARS} a results bundle holds",
-                attempts=reply.attempts,
-            )
-        if reply.refusal:
-            return Decision(reply.text, None, f"no answer: {reply.refusal}", reply)
-        parsed = parse_choice(reply.text)
-        return Decision(reply.text, parsed.option, parsed.error, reply)
+        return reply_decision(reply)
 
     def describe(self) -> dict[str, Any]:
         return {

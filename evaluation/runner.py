@@ -141,9 +141,11 @@ class FrameSource:
             self.pool.close()
 
 
-def _step_record(
+def step_record(
     index: int, decision: Decision, transition: Any, key: str | None
 ) -> dict[str, Any]:
+    """Return a step's bundle record: the decision, what the move did, the view's frame key and,
+    for a model's reply, what was measured about it (tokens, latency, what was sent)."""
     reply = decision.reply
     record: dict[str, Any] = {
         "index": index,
@@ -243,7 +245,7 @@ def _play(
                 shown.pop()
         else:
             history.append(HistoryEntry(decision.option, transition.executed))
-        step = _step_record(len(steps), decision, transition, key)
+        step = step_record(len(steps), decision, transition, key)
         steps.append(step)
         if on_step is not None:
             on_step(step)

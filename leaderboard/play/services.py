@@ -35,7 +35,7 @@ from evaluation.agents import Decision
 from evaluation.bundle import COMPLETED, METRIC_KEYS, episode_record, make_header
 from evaluation.metrics import episode_score
 from evaluation.prompts import LEVELS
-from evaluation.runner import _step_record
+from evaluation.runner import step_record
 from leaderboard.boards.entries import (
     benchmark_current,
     entry_name_match,
@@ -391,7 +391,7 @@ def _stored_answer(*, player: Player, ref: str, pk: int, index: int, option: int
         size = run_image_size(episode.run)
         shown = frame_key(renderer_version(), episode.scene.scene_id, state.cell, size)
         transition = state.step(Action(option))
-        step = _step_record(index, Decision(f"Choice: [{option}]", option), transition, shown)
+        step = step_record(index, Decision(f"Choice: [{option}]", option), transition, shown)
         step["latency_s"] = _latency(episode.heartbeat, now)
         steps.append(step)
         fields: dict[str, Any] = {
