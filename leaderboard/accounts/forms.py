@@ -26,10 +26,23 @@ class SignUpForm(forms.Form):
         max_length=150,
         help_text="3 to 150 letters, digits and @ . + - _",
         error_messages={"invalid": "expected 3 to 150 letters, digits and @ . + - _"},
+        widget=forms.TextInput(attrs={"autocomplete": "username"}),
     )
-    email = forms.EmailField(help_text="For password resets only; never shown.")
-    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
-    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+    email = forms.EmailField(
+        help_text="For password resets only; never shown.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    # A password manager offers to make one up, and fills in no saved one.
+    password1 = forms.CharField(
+        label="Password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        strip=False,
+    )
+    password2 = forms.CharField(
+        label="Password again",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        strip=False,
+    )
 
     def clean_username(self) -> str:
         """The name in its display form (NFKC); refused if it is taken or looks like one."""

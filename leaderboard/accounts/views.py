@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -41,10 +42,16 @@ def signup(request: HttpRequest) -> HttpResponse:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
                 # Uploads, submissions and evaluations wait for the address to be confirmed.
-                confirmation_send(
+                sent = confirmation_send(
                     user=user, client=client_ip(request), base_url=request.build_absolute_uri("/")
                 )
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                welcome = (
+                    f"Welcome, {user.get_username()}: your account is made and you are signed in."
+                )
+                if sent:
+                    welcome += f" A confirmation link is on its way to {user.email}."
+                messages.success(request, welcome)
                 return redirect("leaderboard:profile")
         return render(request, "registration/signup.html", {"form": form}, status=400)
     return render(request, "registration/signup.html", {"form": form})
@@ -113,4 +120,5 @@ def token_create(request: HttpRequest) -> HttpResponse:
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     if not api_token_revoke(user=request.user, token_id=token_id):
         raise Http404("no such token of yours")
+    messages.success(request, "Token revoked: requests that carry it are refused from now on.")
     return redirect("leaderboard:profile")

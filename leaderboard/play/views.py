@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
@@ -28,6 +29,7 @@ from leaderboard.play.selectors import (
 from leaderboard.play.services import human_set_submit, play_answer, play_get, play_start
 from leaderboard.play.state import Player, PlayNotFound, PlayRefused
 from leaderboard.submissions.services import QuotaExceeded, SubmissionRejected
+from leaderboard.submissions.views import SUBMITTED
 from leaderboard.throttles import throttled_post
 from simulation.catalogue import scene_set
 
@@ -158,4 +160,5 @@ def play_submit_view(request: HttpRequest) -> HttpResponse:
         return _page(request, start, status=429, errors=[("subset", [str(exc)])])
     except SubmissionRejected as exc:
         return _page(request, start, status=400, errors=[("bundle", exc.problems)])
+    messages.success(request, f"Your Human set was checked like any upload. {SUBMITTED}")
     return redirect("leaderboard:submission", submission_id=done.submission.pk)

@@ -6,9 +6,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from evaluation.outbound import EndpointRefused, url_check
+from evaluation.outbound import ALLOW_PRIVATE_ENV, EndpointRefused, url_check
 
-__all__ = ["EndpointRefused", "endpoint_check"]
+__all__ = ["EndpointRefused", "endpoint_check", "refusal_text"]
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -52,3 +52,25 @@ def _port_check(base_url: str) -> None:
             f"port {port}: model endpoints you choose must use the standard port {ports} "
             "(https://host/... without a port); ask a moderator to run anything else"
         )
+
+
+PUBLIC_ONLY = "model APIs are called on public addresses only"
+"""How :mod:`evaluation.outbound` ends the refusal of a private or loopback address."""
+
+
+def refusal_text(message: str) -> str:
+    """Return a refused base URL's reason as the evaluate form shows it under the field.
+
+    The field's name goes (the form shows it as the label); a refusal that
+    MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS lifts (a private or loopback address, a port) says so,
+    for whoever runs the site, with the restart that a setting read at start-up needs.
+    """
+    text = message.removeprefix("base_url is refused: ").removeprefix("base_url ")
+    text = text[:1].upper() + text[1:]
+    if PUBLIC_ONLY in message or message.startswith("port "):
+        text += (
+            f". If you run this site: {ALLOW_PRIVATE_ENV}=1 in the environment of the web "
+            "server and the workers allows endpoints on loopback and private networks (vLLM, "
+            "Ollama on the same machine) and on any port; restart them after setting it."
+        )
+    return text

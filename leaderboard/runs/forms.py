@@ -31,7 +31,8 @@ class HostedEvaluationForm(forms.Form):
     )
     params_b = forms.FloatField(required=False, min_value=0, label="Parameters (billions)")
     api_key = forms.CharField(
-        widget=forms.PasswordInput(render_value=False),
+        # Never sent back to the browser, and no password manager's to fill in or keep.
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         max_length=500,
         label="API key",
         help_text="Encrypted at rest and erased when the run ends.",

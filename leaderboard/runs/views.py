@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -16,6 +17,7 @@ from leaderboard.errors import FieldError
 from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
+from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm
 from leaderboard.runs.selectors import (
@@ -76,7 +78,12 @@ def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
         run = run_for(run_id=run_id, user=request.user, manage=True)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may cancel") from None
-    run_cancel(run=run)
+    if run_cancel(run=run):
+        messages.success(
+            request, f"Run {run_id} cancelled: episodes in flight stop at their next step."
+        )
+    else:
+        messages.info(request, f"Run {run_id} had already ended: nothing to cancel.")
     return redirect("leaderboard:run", run_id=run_id)
 
 
@@ -116,8 +123,14 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
         try:
             run = hosted_run_create(user=request.user, data=form.cleaned_data)
         except FieldError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            message = refusal_text(exc.message) if exc.field == "base_url" else exc.message
+            form.add_error(exc.field if exc.field in form.fields else None, message)
         else:
+            messages.success(
+                request,
+                f"Run {run.pk} is queued: this page follows it, and you may cancel it here. "
+                "Your API key is erased when it ends.",
+            )
             return redirect("leaderboard:run", run_id=run.pk)
         status = 400
     elif request.method == "POST":
@@ -125,6 +138,8 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "allowed": allowed,
+        # The key is never sent back (PasswordInput without render_value): say so.
+        "key_dropped": request.method == "POST" and bool(request.POST.get("api_key")),
         "estimate": _estimate(form) if allowed else None,
         "prices": bool(settings.MIRRORBENCH_PRICES),
         "caps": {

@@ -40,7 +40,7 @@ class SubmissionMetadataForm(forms.Form):
     reproduce_api_key = forms.CharField(
         max_length=500,
         required=False,
-        widget=forms.PasswordInput(render_value=False),
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         label="API key for the re-run",
         help_text="Encrypted at rest and erased when the re-run ends.",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -29,6 +30,19 @@ VERIFIED_MEANS = (
     "and recomputed every distance and metric: the bundle is consistent. It does not prove "
     "which model produced the answers."
 )
+SUBMITTED = (
+    "The bundle verified and is stored as a private run of yours. Publish it for review "
+    "(below) when you want it on the board."
+)
+"""What the submission page says after an upload (the play page's Human set says it too)."""
+REVIEWED = {
+    "approve": "Approved: {model} is on the board.",
+    "approve-partial": "Approved: {model} is public but off the board, as a partial bundle "
+    "whose listing you did not allow.",
+    "refuse": "Refused: {model} stays private; its owner reads your note.",
+    "flag": "Flagged: {model} is off the board, with your note on its model page.",
+}
+"""What the review queue says after a decision."""
 
 
 @login_required
@@ -52,6 +66,7 @@ def submit(request: HttpRequest) -> HttpResponse:
         except SubmissionRejected as exc:
             context["problems"], context["problem_total"] = exc.problems, exc.total
         else:
+            messages.success(request, SUBMITTED)
             return redirect("leaderboard:submission", submission_id=done.submission.pk)
     return render(request, "leaderboard/submit.html", context, status=400)
 
@@ -95,6 +110,11 @@ def submission_publish_view(request: HttpRequest, submission_id: int) -> HttpRes
             {"errors": [(exc.field, [exc.message])]},
             status=400,
         )
+    messages.success(
+        request,
+        "Published for review: a moderator will look at it. It stays private until it is "
+        "approved; this page shows the decision.",
+    )
     return redirect("leaderboard:submission", submission_id=submission.pk)
 
 
@@ -108,7 +128,7 @@ def submission_review_view(request: HttpRequest, submission_id: int) -> HttpResp
     form = ReviewForm(request.POST)
     if form.is_valid():
         try:
-            submission_review(
+            submission = submission_review(
                 submission=submission,
                 moderator=request.user,
                 decision=form.cleaned_data["decision"],
@@ -118,6 +138,10 @@ def submission_review_view(request: HttpRequest, submission_id: int) -> HttpResp
         except FieldError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
+            decision = form.cleaned_data["decision"]
+            if decision == "approve" and submission.partial and not submission.allow_partial:
+                decision = "approve-partial"
+            messages.success(request, REVIEWED[decision].format(model=submission.model_name))
             return redirect("leaderboard:moderation")
     context = _submission_context(request, submission, form)
     return render(request, "leaderboard/submission.html", context, status=400)

@@ -1,11 +1,12 @@
 """Template filters: thin wrappers over ``leaderboard.formatting``."""
 
+import re
 from typing import Any
 
 from django import template
 from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard import formatting
 
@@ -114,3 +115,14 @@ def duration(value: Any) -> str:
     if seconds < 120:
         return f"{seconds} second{'s' if seconds != 1 else ''}"
     return f"{round(seconds / 60)} minutes"
+
+
+_BACKTICKS = re.compile(r"`([^`]+)`")
+
+
+@register.filter
+def inline_code(value: Any) -> SafeString:
+    """Escape a help text and set its `backticked` commands in code, as the forms write them."""
+    escaped = str(conditional_escape(value))
+    # Escaped first: the only markup is the code tags added here.
+    return mark_safe(_BACKTICKS.sub(r"<code>\1</code>", escaped))

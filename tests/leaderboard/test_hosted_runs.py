@@ -87,7 +87,7 @@ def test_bad_submissions_name_the_field_and_create_nothing(client, alice, change
     client.force_login(alice)
     response = client.post("/evaluate/", form_data(**changes))
     assert response.status_code == 400
-    assert f"<code>{field}</code>" in response.content.decode()
+    assert f'id="id_{field}_error"' in response.content.decode()
     assert Run.objects.count() == 0 and RunSecret.objects.count() == 0
 
 
@@ -332,7 +332,7 @@ def test_endpoints_chosen_by_users_use_standard_ports_only(client, alice, base_u
     response = client.post("/evaluate/", form_data(base_url=base_url))
     if refused:
         assert response.status_code == 400
-        assert "<code>base_url</code>" in response.content.decode()
+        assert 'id="id_base_url_error"' in response.content.decode()
         assert "standard port" in response.content.decode()
         assert Run.objects.count() == 0
     else:

@@ -57,9 +57,15 @@ def test_only_the_owner_or_a_moderator_sees_the_cancel_button_and_can_cancel(
     assert "Cancel this run" in client.get(f"/runs/{running_run.pk}/").content.decode()
     client.force_login(alice)
     assert "Cancel this run" in client.get(f"/runs/{running_run.pk}/").content.decode()
-    response = client.post(f"/runs/{running_run.pk}/cancel/")
-    assert response.status_code == 302
+    response = client.post(f"/runs/{running_run.pk}/cancel/", follow=True)
+    assert response.redirect_chain == [(f"/runs/{running_run.pk}/", 302)]
     assert Run.objects.get(pk=running_run.pk).status == "cancelled"
+    said = f"Run {running_run.pk} cancelled: episodes in flight stop at their next step."
+    assert [str(m) for m in response.context["messages"]] == [said]
+    again = client.post(f"/runs/{running_run.pk}/cancel/", follow=True)
+    assert [str(m) for m in again.context["messages"]] == [
+        f"Run {running_run.pk} had already ended: nothing to cancel."
+    ]
 
 
 def test_cancelling_needs_a_signed_in_post(client, running_run):

@@ -54,6 +54,24 @@ def _page(browser, viewport, **kwargs):
     return page
 
 
+STICKING_OUT = """() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = (el) => {
+    for (let up = el.parentElement; up; up = up.parentElement) {
+      if (["auto", "scroll", "hidden"].includes(getComputedStyle(up).overflowX)) { return true; }
+    }
+    return false;
+  };
+  return [...document.querySelectorAll("body *")]
+    .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !clipped(el))
+    .map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+      + (el.className && typeof el.className === "string" ? "." + el.className.trim().replace(/ +/g, ".") : ""));
+}"""
+"""Elements that reach past the right edge of the screen, outside any frame that scrolls or clips
+them: what a phone would show cut off or let the page scroll sideways for (``scrollWidth`` of
+a mobile page misses them, as the browser widens the layout to fit)."""
+
+
 def _sign_in(page, url: str) -> None:
     page.goto(url + "/accounts/login/")
     page.get_by_label("User name").fill("alice")
@@ -150,6 +168,63 @@ def test_the_evaluate_form_is_a_card_whose_estimate_follows_the_choices(browser,
     expect(episodes).to_have_text("198")
     form.get_by_label("Robot track (18)").check()
     expect(episodes).to_have_text("54")
+    # The cost is read before the button that spends it, on a phone's screen as in the page.
+    estimate = page.locator("aside.estimate").bounding_box()
+    start = form.get_by_role("button", name="Start the run").bounding_box()
+    assert estimate["y"] + estimate["height"] <= start["y"]
+    assert page.evaluate(STICKING_OUT) == []
+    page.goto(f"{site['url']}/submit/")
+    assert page.evaluate(STICKING_OUT) == []
+    page.context.close()
+
+
+def test_on_a_wide_screen_the_estimate_sits_beside_the_form_and_a_refusal_keeps_no_key(
+    browser, site
+):
+    page = _page(browser, DESKTOP)
+    _sign_in(page, str(site["url"]))
+    page.goto(f"{site['url']}/evaluate/")
+    form = page.locator("form.form-card.hosted")
+    card, estimate = form.bounding_box(), page.locator("aside.estimate").bounding_box()
+    assert estimate["x"] >= card["x"] + card["width"] and estimate["y"] < card["y"] + 200
+    assert page.evaluate("document.documentElement.scrollWidth") <= DESKTOP["width"]
+    form.get_by_label("Base URL").fill("http://127.0.0.1:9/v1")
+    form.get_by_label("Model name at the provider").fill("gpt-4o")
+    form.get_by_label("API key").fill("sk-typed-in-the-browser")
+    form.get_by_role("button", name="Start the run").click()
+    error = page.locator("#id_base_url_error")
+    expect(error).to_contain_text("Host 127.0.0.1 is a loopback address")
+    expect(error).to_contain_text("MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1")
+    expect(error).not_to_contain_text("base_url")
+    expect(form.get_by_label("API key")).to_have_value("")
+    expect(page.locator(".key-dropped")).to_contain_text("Enter your API key again")
+    page.context.close()
+
+
+def test_a_new_account_reads_errors_as_sentences_then_a_welcome(browser, site):
+    page = _page(browser, PHONE)
+    page.goto(f"{site['url']}/accounts/signup/")
+    expect(page.get_by_label("Password", exact=True)).to_have_attribute(
+        "autocomplete", "new-password"
+    )
+    page.get_by_label("Username").fill("newbie")
+    page.get_by_label("Email").fill("newbie@example.org")
+    page.get_by_label("Password", exact=True).fill("short")
+    page.get_by_label("Password again").fill("short")
+    page.locator("main").get_by_role("button", name="Create the account").click()
+    error = page.locator("#id_password1_error")
+    expect(error).to_have_text(re.compile(r"^This password is too short"))
+    expect(page.locator("main")).not_to_contain_text("password1")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password again").fill(PASSWORD)
+    page.locator("main").get_by_role("button", name="Create the account").click()
+    page.wait_for_url(re.compile(r"/accounts/profile/$"))
+    welcome = page.locator("ul.messages li.success")
+    expect(welcome).to_have_text(re.compile(r"^Welcome, newbie: your account is made"))
+    box = welcome.bounding_box()
+    assert box["y"] + box["height"] <= PHONE["height"]  # on the first screen
+    page.reload()
+    expect(page.locator("ul.messages")).to_have_count(0)  # said once
     page.context.close()
 
 

@@ -109,6 +109,9 @@ def test_the_evaluate_form_has_level_checkboxes_and_shows_the_cost_first(client,
     assert '<select name="levels"' not in content
     assert "What this run will cost" in content and "no price configured" in content
     assert 'data-field="episodes">264<' in content
+    # Read before the button that spends it.
+    assert content.index("What this run will cost") < content.index("Start the run")
+    assert "Each account may have 2 hosted runs pending or running" in content
 
 
 @override_settings(
@@ -140,3 +143,96 @@ def test_the_estimate_follows_the_choices_and_prices_a_configured_model(client, 
     content = response.content.decode()
     assert 'data-field="episodes">18<' in content and "about $" in content
     assert not Run.objects.exists()
+
+
+EVALUATE = {
+    "provider": "openai",
+    "model": "gpt-4o",
+    "kind": "proprietary",
+    "api_key": "sk-typed-secret-4242",
+    "levels": ["0"],
+    "scenes": "robot",
+}
+
+
+def test_a_refused_endpoint_says_why_once_who_may_allow_it_and_that_the_key_went(client, bob):
+    client.force_login(bob)
+    response = client.post("/evaluate/", {**EVALUATE, "base_url": "http://127.0.0.1:9/v1"})
+    assert response.status_code == 400
+    assert response.context["form"].errors["base_url"] == [
+        "Host 127.0.0.1 is a loopback address: model APIs are called on public addresses only. "
+        "If you run this site: MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS=1 in the environment of the "
+        "web server and the workers allows endpoints on loopback and private networks (vLLM, "
+        "Ollama on the same machine) and on any port; restart them after setting it."
+    ]
+    content = response.content.decode()
+    assert 'id="id_base_url_error"' in content and "base_url host" not in content
+    # The key is not echoed back into the page; the page says it must be typed again.
+    assert "sk-typed-secret-4242" not in content
+    assert "Enter your API key again" in content
+    assert 'autocomplete="off"' in content.split('name="api_key"')[1].split(">")[0]
+    # A refusal that no setting lifts does not point at one.
+    response = client.post("/evaluate/", {**EVALUATE, "base_url": "ftp://example.org/v1"})
+    [error] = response.context["form"].errors["base_url"]
+    assert error.startswith("Enter a valid URL") or error.startswith("The scheme is ftp")
+    assert "MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS" not in error
+    # Without a key typed, nothing to ask again.
+    response = client.post("/evaluate/", {**EVALUATE, "api_key": "", "estimate": "1"})
+    assert "Enter your API key again" not in response.content.decode()
+
+
+def test_staff_are_not_told_of_caps_that_do_not_apply_to_them(client):
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    content = _page(client, "/evaluate/")
+    assert "your runs have no per-account caps" in content
+    assert "Each account may have" not in content
+
+
+def test_a_started_run_says_it_is_queued_on_its_page(
+    client, bob, django_capture_on_commit_callbacks
+):
+    client.force_login(bob)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/evaluate/", EVALUATE, follow=True)
+    run = Run.objects.get()
+    assert response.redirect_chain == [(f"/runs/{run.pk}/", 302)]
+    [said] = [str(m) for m in response.context["messages"]]
+    assert said.startswith(f"Run {run.pk} is queued: this page follows it")
+    assert said in response.content.decode()
+
+
+def test_form_errors_read_as_sentences_and_passwords_are_new_ones(client):
+    content = _page(client, "/accounts/signup/")
+    assert content.count('autocomplete="new-password"') == 2
+    data = {"username": "newbie", "email": "n@example.org", "password1": "short"}
+    response = client.post("/accounts/signup/", {**data, "password2": "short"})
+    content = response.content.decode()
+    assert response.status_code == 400
+    assert "This password is too short" in content
+    assert "password1</code>" not in content and "password1:" not in content
+    # The error is the one the input names as describing it.
+    assert 'aria-describedby="id_password1_error"' in content
+    assert '<div class="field-errors" id="id_password1_error">' in content
+    response = client.post("/accounts/signup/", {**data, "password2": "other"})
+    assert "The two passwords differ" in response.content.decode()
+    # Help text: commands in backticks are set as code, the backticks gone.
+    client.force_login(UserFactory(username="alice"))
+    content = _page(client, "/submit/")
+    assert "The .jsonl file that <code>mirrorbench run</code> wrote." in content
+    assert "`" not in content.split("<main")[1]
+
+
+def test_signing_up_and_revoking_a_token_say_what_they_did(client):
+    password = "mirror-mirror-on-the-wall"
+    data = {"username": "beth", "email": "beth@example.org"}
+    response = client.post(
+        "/accounts/signup/", {**data, "password1": password, "password2": password}, follow=True
+    )
+    [said] = [str(m) for m in response.context["messages"]]
+    assert said.startswith("Welcome, beth: your account is made and you are signed in.")
+    client.post("/accounts/tokens/", {"name": "laptop"})
+    token = response.context["user"].api_tokens.get()
+    response = client.post(f"/accounts/tokens/{token.pk}/revoke/", follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Token revoked: requests that carry it are refused from now on."
+    ]

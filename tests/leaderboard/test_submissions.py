@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from leaderboard.models import ApiToken, ModelEntry, Run, Submission
 from leaderboard.submissions.tokens import api_token_create
+from leaderboard.submissions.views import REVIEWED, SUBMITTED
 from tests.leaderboard.factories import make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -319,6 +320,40 @@ def test_a_partial_submission_reaches_the_board_only_if_a_moderator_allows_it(
     board = client.get("/levels/0/").content.decode()  # the bundle has levels 0 and 1
     row = board[board.index("My VLM 7B") :][:2000]
     assert 'class="badge partial"' in row and 'href="/about/#verification"' in row
+
+
+def _said(response) -> list[str]:
+    """The messages the page shows (Django's messages, in base.html)."""
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_uploading_publishing_and_reviewing_each_say_what_they_did(
+    client, alice, moderator_user, small
+):
+    client.force_login(alice)
+    bundle = io.BytesIO(small)
+    bundle.name = "results.jsonl"
+    uploaded = client.post("/submit/", {**META, "bundle": bundle}, follow=True)
+    assert _said(uploaded) == [SUBMITTED]
+    assert '<ul class="messages" role="status">' in uploaded.content.decode()
+    submission = Submission.objects.get()
+    # Shown once: the next page does not repeat it.
+    assert _said(client.get(f"/submissions/{submission.pk}/")) == []
+    published = client.post(f"/submissions/{submission.pk}/publish/", follow=True)
+    assert published.redirect_chain == [(f"/submissions/{submission.pk}/", 302)]
+    assert _said(published)[0].startswith("Published for review: a moderator will look at it")
+    client.force_login(moderator_user)
+    review = f"/submissions/{submission.pk}/review/"
+    approved = client.post(review, {"decision": "approve"}, follow=True)
+    assert _said(approved) == [
+        "Approved: My VLM 7B is public but off the board, as a partial bundle whose listing "
+        "you did not allow."
+    ]
+    flagged = client.post(review, {"decision": "flag", "note": "partial"}, follow=True)
+    assert _said(flagged) == [REVIEWED["flag"].format(model="My VLM 7B")]
+    listed = client.post(review, {"decision": "approve", "allow_partial": "on"}, follow=True)
+    assert _said(listed) == ["Approved: My VLM 7B is on the board."]
+    assert "Approved: My VLM 7B is on the board." in listed.content.decode()
 
 
 def test_submitted_episodes_get_their_frames_queued(
