@@ -6,9 +6,11 @@ test, so a test sees the same "varied" rows on every run.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import factory
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Permission, User
 from django.utils.text import slugify
 from factory import fuzzy
@@ -24,6 +26,17 @@ from simulation.catalogue import select_scenes
 from simulation.renderer import DEFAULT_SIZE
 
 
+@cache
+def password_hash(password: str) -> str:
+    """Return ``make_password(password)``, hashed once per process.
+
+    The site's hasher (PBKDF2, a million rounds: about half a second) would cost every test
+    that makes a user; users with the same password share one hash instead, which the site's
+    other processes (web servers, workers) check as they check any.
+    """
+    return make_password(password)
+
+
 class UserFactory(DjangoModelFactory):
     """A user who can sign in with the password ``pw``; ``permissions`` names those granted,
     as ``app_label.codename``: ``UserFactory(permissions=["leaderboard.add_run"])``."""
@@ -35,7 +48,7 @@ class UserFactory(DjangoModelFactory):
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
     first_name = factory.Faker("first_name")
-    password = factory.django.Password("pw")
+    password = factory.django.Password("pw", transform=password_hash)
 
     @factory.post_generation
     def permissions(self, create: bool, extracted: list[str] | None, **kwargs: object) -> None:

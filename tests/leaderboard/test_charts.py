@@ -187,26 +187,14 @@ def test_the_palette_is_okabe_ito():
 # From the database: the chart selectors read what the tables read.
 
 
-@pytest.fixture
-def paper_and_baselines(db, bundles):
-    reference_results_load()
-    random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
-    confused = import_run(bundles["mirror-confused"], "Mirror-Confused", kind="baseline")
+@pytest.fixture(scope="class")
+def paper_and_baselines(class_rows, bundles):
+    """The paper's rows, the random and the mirror-confused baselines evaluated here."""
+    with class_rows():
+        reference_results_load()
+        random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+        confused = import_run(bundles["mirror-confused"], "Mirror-Confused", kind="baseline")
     return random, confused
-
-
-@pytest.mark.django_db
-def test_a_runs_cognitive_stability_is_stored_with_its_scores_as_the_metrics_module_says(
-    paper_and_baselines,
-):
-    random, _ = paper_and_baselines
-    random.refresh_from_db()
-    results = run_results(run=random)
-    assert random.cognitive_stability == cognitive_stability(results)
-    assert random.cognitive_stability_ci == list(cognitive_stability_ci(results))
-    reported = Run.objects.filter(source=Run.Source.REPORTED)
-    assert reported.exists()
-    assert not reported.exclude(cognitive_stability=None).exists()
 
 
 @pytest.mark.django_db
@@ -239,54 +227,66 @@ def test_the_stored_stability_of_a_hand_computed_run_follows_appendix_a_a():
 
 
 @pytest.mark.django_db
-def test_chart_runs_hold_the_leaderboards_numbers(paper_and_baselines):
-    runs = chart_runs()
-    board = leaderboard_table(table="overall", filters=LeaderboardFilters())
-    by_run = {run.run_id: run for run in runs}
-    assert set(by_run) == set(board.frame["run_id"])
-    for record in board.frame.to_dict("records"):
-        run = by_run[record["run_id"]]
-        assert run.overall_avg == record["overall_avg"]
-        assert run.tables["overall"]["robot"]["fcr"] == record["robot_fcr"]
-    level_2 = RunScore.objects.get(run_id=runs[1].run_id, table="2", track="overall")
-    assert runs[1].tables["2"]["overall"]["pcr"] == level_2.pcr
-    assert [run.overall_avg for run in runs] == sorted(
-        (run.overall_avg for run in runs), reverse=True
-    )
+class TestThePapersRowsAndTwoBaselines:
+    """Made once for the class: the paper's rows and the two baselines' runs."""
 
+    def test_a_runs_cognitive_stability_is_stored_with_its_scores_as_the_metrics_module_says(
+        self,
+        paper_and_baselines,
+    ):
+        random, _ = paper_and_baselines
+        random.refresh_from_db()
+        results = run_results(run=random)
+        assert random.cognitive_stability == cognitive_stability(results)
+        assert random.cognitive_stability_ci == list(cognitive_stability_ci(results))
+        reported = Run.objects.filter(source=Run.Source.REPORTED)
+        assert reported.exists()
+        assert not reported.exclude(cognitive_stability=None).exists()
 
-@pytest.mark.django_db
-def test_a_model_is_charted_by_its_run_with_per_scene_results(paper_and_baselines):
-    random, _ = paper_and_baselines
-    runs = chart_runs(slugs=["random"])
-    assert {run.source for run in runs} == {"reported", "evaluated"}
-    assert runs_by_model(runs)["random"].run_id == random.pk
-    assert chart_runs_for(version="v3", slugs=["random", "gpt-41-api", "nobody"]) == [
-        runs_by_model(runs)["random"],
-        *chart_runs(slugs=["gpt-41-api"]),
-    ]
+    def test_chart_runs_hold_the_leaderboards_numbers(self, paper_and_baselines):
+        runs = chart_runs()
+        board = leaderboard_table(table="overall", filters=LeaderboardFilters())
+        by_run = {run.run_id: run for run in runs}
+        assert set(by_run) == set(board.frame["run_id"])
+        for record in board.frame.to_dict("records"):
+            run = by_run[record["run_id"]]
+            assert run.overall_avg == record["overall_avg"]
+            assert run.tables["overall"]["robot"]["fcr"] == record["robot_fcr"]
+        level_2 = RunScore.objects.get(run_id=runs[1].run_id, table="2", track="overall")
+        assert runs[1].tables["2"]["overall"]["pcr"] == level_2.pcr
+        assert [run.overall_avg for run in runs] == sorted(
+            (run.overall_avg for run in runs), reverse=True
+        )
 
+    def test_a_model_is_charted_by_its_run_with_per_scene_results(self, paper_and_baselines):
+        random, _ = paper_and_baselines
+        runs = chart_runs(slugs=["random"])
+        assert {run.source for run in runs} == {"reported", "evaluated"}
+        assert runs_by_model(runs)["random"].run_id == random.pk
+        assert chart_runs_for(version="v3", slugs=["random", "gpt-41-api", "nobody"]) == [
+            runs_by_model(runs)["random"],
+            *chart_runs(slugs=["gpt-41-api"]),
+        ]
 
-@pytest.mark.django_db
-def test_the_default_models_are_the_three_best_with_levels_and_random(paper_and_baselines):
-    assert default_slugs(chart_runs()) == [
-        "gemini-25-pro-api",
-        "gemini-25-flash-api",
-        "gpt-41-api",
-        "random",
-    ]
-    assert best_model_slug() == "gemini-25-pro-api"
+    def test_the_default_models_are_the_three_best_with_levels_and_random(
+        self, paper_and_baselines
+    ):
+        assert default_slugs(chart_runs()) == [
+            "gemini-25-pro-api",
+            "gemini-25-flash-api",
+            "gpt-41-api",
+            "random",
+        ]
+        assert best_model_slug() == "gemini-25-pro-api"
 
-
-@pytest.mark.django_db
-def test_the_tracks_chart_draws_table_iii(paper_and_baselines):
-    page = tracks_page()
-    chart = figures.tracks_figure(page.table_iii, page.models)
-    bars = {trace["name"]: trace["y"] for trace in chart.figure["data"]}
-    assert set(bars) == {"Human", "Robot", "Overall"}
-    for track in ("human", "robot", "overall"):
-        expected = [page.table_iii[row][track] for row in ("0", "1", "2", "3", "avg")]
-        assert bars[track.capitalize()] == expected
-    # The paper's Table III, to its three decimals (the paper's 18 MLLM rows).
-    assert chart.table.rows[0] == ["Level 0", "0.131", "-0.076", "0.076"]
-    assert chart.table.rows[-1] == ["Average", "0.046", "-0.183", "-0.015"]
+    def test_the_tracks_chart_draws_table_iii(self, paper_and_baselines):
+        page = tracks_page()
+        chart = figures.tracks_figure(page.table_iii, page.models)
+        bars = {trace["name"]: trace["y"] for trace in chart.figure["data"]}
+        assert set(bars) == {"Human", "Robot", "Overall"}
+        for track in ("human", "robot", "overall"):
+            expected = [page.table_iii[row][track] for row in ("0", "1", "2", "3", "avg")]
+            assert bars[track.capitalize()] == expected
+        # The paper's Table III, to its three decimals (the paper's 18 MLLM rows).
+        assert chart.table.rows[0] == ["Level 0", "0.131", "-0.076", "0.076"]
+        assert chart.table.rows[-1] == ["Average", "0.046", "-0.183", "-0.015"]
