@@ -455,7 +455,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # through the root logger's one handler; the Celery worker and beat put their own handler on
 # the root logger (task failures come from celery.app.trace) at the level of their `-l`, which
 # worker_command and beat_command take from the same variable. Loggers that exist already
-# (Celery's, gunicorn's) stay enabled.
+# (Celery's, gunicorn's) stay enabled. Below DEBUG, a request's 4xx and other libraries'
+# routine INFO stay out (below).
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIRRORBENCH_LOG_LEVEL = envstr("MIRRORBENCH_LOG_LEVEL", "INFO").strip().upper() or "INFO"
 if MIRRORBENCH_LOG_LEVEL not in _LOG_LEVELS:
@@ -463,6 +464,14 @@ if MIRRORBENCH_LOG_LEVEL not in _LOG_LEVELS:
         f"MIRRORBENCH_LOG_LEVEL={os.environ['MIRRORBENCH_LOG_LEVEL']!r}: "
         f"expected one of {', '.join(_LOG_LEVELS)}"
     )
+_LOG_DEBUG = MIRRORBENCH_LOG_LEVEL == "DEBUG"
+# The console is what the README promises: the URL, runs queued, warnings and errors. Below
+# DEBUG, routine records of other libraries and a request's 4xx stay out of it.
+_LOG_ROUTINE = (
+    "DEBUG"
+    if _LOG_DEBUG
+    else ("WARNING" if MIRRORBENCH_LOG_LEVEL == "INFO" else MIRRORBENCH_LOG_LEVEL)
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -476,10 +485,28 @@ LOGGING = {
             "formatter": "plain",
         },
     },
+    "filters": {
+        # A request's 4xx (a 404, a sign-in asked for, a refusal) is the visitor's business,
+        # not the operator's; 5xx stay, with their tracebacks.
+        "server_errors": {
+            "()": "django.utils.log.CallbackFilter",
+            "callback": lambda record: getattr(record, "status_code", 500) >= 500,
+        },
+    },
     "root": {"handlers": ["stderr"], "level": MIRRORBENCH_LOG_LEVEL},
     "loggers": {
         # Django's default handlers (console when DEBUG, mail_admins) are replaced by the
         # root's, so that each record is written once.
         "django": {"handlers": [], "level": MIRRORBENCH_LOG_LEVEL, "propagate": True},
+        "django.request": {
+            "handlers": [],
+            "level": MIRRORBENCH_LOG_LEVEL,
+            "filters": [] if _LOG_DEBUG else ["server_errors"],
+            "propagate": True,
+        },
+        # Routine news at INFO: django-axes writes four lines per sign-in (lockouts are
+        # warnings, and stay), PyOpenGL which accelerator it did not find.
+        "axes": {"handlers": [], "level": _LOG_ROUTINE, "propagate": True},
+        "OpenGL": {"handlers": [], "level": _LOG_ROUTINE, "propagate": True},
     },
 }

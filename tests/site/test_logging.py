@@ -8,6 +8,7 @@ alone. This module is also the URLconf of the failing view and the home of the f
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import pytest
 from celery import shared_task
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.urls import path
+from django.urls import include, path
 
 from mirrorbench_site.celery import worker_command
 
@@ -28,7 +30,17 @@ def view_that_fails(request: HttpRequest) -> HttpResponse:
     raise RuntimeError("the view broke")
 
 
-urlpatterns = [path("fails/", view_that_fails)]
+def view_that_refuses(request: HttpRequest) -> HttpResponse:
+    raise PermissionDenied("not yours")
+
+
+urlpatterns = [
+    path("fails/", view_that_fails),
+    path("refuses/", view_that_refuses),
+    path("", include("mirrorbench_site.urls")),  # the site's pages: its 404 page links them
+]
+NEWS = re.compile(r" (django\.request|axes\.|OpenGL)")
+"""The records the console should keep quiet about, and a 500's."""
 
 
 @shared_task(name="tests.task_that_fails")
@@ -78,6 +90,56 @@ def test_a_500_is_logged_to_stderr_with_its_traceback(tmp_path):
     assert "RuntimeError: the view broke" in result.stderr
     # Once: Django's own handlers do not write it a second time.
     assert result.stderr.count("RuntimeError: the view broke") == 1
+
+
+ROUTINE = """
+import django
+django.setup()
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client, override_settings
+
+import OpenGL.GL  # says at INFO that it found no OpenGL_accelerate
+
+call_command("migrate", verbosity=0)
+User.objects.create_user("alice", password="a-long-password-42")
+with override_settings(ROOT_URLCONF="tests.site.test_logging", ALLOWED_HOSTS=["testserver"]):
+    client = Client(raise_request_exception=False)
+    statuses = [client.get("/no/such/page/").status_code, client.get("/refuses/").status_code]
+    password = {"username": "alice", "password": "a-long-password-42"}
+    statuses.append(client.post("/accounts/login/", password).status_code)
+    statuses.append(client.get("/fails/").status_code)
+print(statuses)
+"""
+
+
+def run_routine(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ROUTINE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_the_console_keeps_errors_not_routine_news(tmp_path):
+    """A 404, a 403, a sign-in (django-axes) and PyOpenGL's import write nothing at the
+    default level, as the README promises of `make run`'s console; a 500 still does. At
+    MIRRORBENCH_LOG_LEVEL=DEBUG all of them are written."""
+    result = run_routine(env_for(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "[404, 403, 302, 500]"
+    logged = [line for line in result.stderr.splitlines() if NEWS.search(line)]
+    assert len(logged) == 1 and "ERROR django.request" in logged[0], result.stderr[-3000:]
+    assert "Internal Server Error: /fails/" in logged[0]
+    (tmp_path / "debug").mkdir()
+    result = run_routine(env_for(tmp_path / "debug", MIRRORBENCH_LOG_LEVEL="DEBUG"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    for said in ("Not Found: /no/such/page/", "Forbidden (Permission denied): /refuses/"):
+        assert said in result.stderr, said
+    assert "INFO axes" in result.stderr and "OpenGL_accelerate" in result.stderr
 
 
 def test_the_log_level_comes_from_the_environment(tmp_path):
