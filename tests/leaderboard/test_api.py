@@ -334,7 +334,7 @@ class TestThePapersModels:
     def test_an_unknown_leaderboard_table_is_404(self, client: Any, table: str) -> None:
         body = _get(client, f"/api/leaderboards/{table}/", status=404)
 
-        assert "0, 1, 2, 3, overall" in body["detail"]
+        assert "overall, 0, 1, 2, 3" in body["detail"]
 
     @pytest.mark.parametrize(
         ("query", "errors"),
