@@ -64,12 +64,13 @@ def _rows_kept_for_the_scope(django_db_blocker) -> Iterator[Unblock]:
 @pytest.fixture(scope="class")
 def class_rows(django_db_setup, django_db_blocker) -> Iterator[Unblock]:
     """Rows that every test of a class reads, made once for the class (not before each test):
-    a class-scoped fixture makes them ``with class_rows(): ...``."""
+    a class-scoped fixture makes them ``with class_rows(): ...``. Once made, every later test
+    of the class sees them, so every test of the class should ask for that fixture."""
     yield from _rows_kept_for_the_scope(django_db_blocker)
 
 
 @pytest.fixture(scope="module")
 def module_rows(django_db_setup, django_db_blocker) -> Iterator[Unblock]:
     """Rows that every test of a module reads, made once for the module: a module-scoped
-    fixture makes them ``with module_rows(): ...``."""
+    fixture makes them ``with module_rows(): ...``. Every later test of the module sees them."""
     yield from _rows_kept_for_the_scope(django_db_blocker)
