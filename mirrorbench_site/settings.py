@@ -288,8 +288,9 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    # Every float at the CSVs' 3 decimals (leaderboard/renderers.py).
     "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
+        "leaderboard.renderers.PublishedJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }

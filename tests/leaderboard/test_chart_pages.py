@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
+from leaderboard.renderers import published
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 from tests.leaderboard.test_pages import page_rows
@@ -129,7 +130,7 @@ class TestABoard:
         assert names_in(chart["figure"]) == {"Random", "Small-VL-7B"}
         board["random"].refresh_from_db()
         random = next(t for t in chart["figure"]["data"] if t["name"] == "Baseline")
-        assert random["y"] == [board["random"].cognitive_stability]
+        assert random["y"] == [published(board["random"].cognitive_stability)]
         assert "the paper reports only its tables, not per-scene results" in chart["table"]["note"]
         page = client.get("/charts/").content.decode()
         assert "not on this chart" in page and 'data-chart-url="/api/charts/stability/"' in page
@@ -264,10 +265,10 @@ class TestABoard:
         rows = client.get("/api/leaderboards/overall/?q=random").json()["results"]
         assert {r["source"]: r["cognitive_stability"] for r in rows} == {
             "reported": None,
-            "evaluated": board["random"].cognitive_stability,
+            "evaluated": published(board["random"].cognitive_stability),  # as in the CSV
         }
         run = client.get(f"/api/runs/{board['random'].pk}/").json()
-        assert run["cognitive_stability"] == board["random"].cognitive_stability
+        assert run["cognitive_stability"] == published(board["random"].cognitive_stability)
 
     def test_the_chart_apis_use_a_fixed_small_number_of_queries(
         self, client, board, django_assert_max_num_queries

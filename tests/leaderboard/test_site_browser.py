@@ -65,7 +65,7 @@ STICKING_OUT = """() => {
   return [...document.querySelectorAll("body *")]
     .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !clipped(el))
     .map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
-      + (el.className && typeof el.className === "string" ? "." + el.className.trim().replace(/ +/g, ".") : ""));
+      + (typeof el.className === "string" && el.className ? "." + el.className : ""));
 }"""
 """Elements that reach past the right edge of the screen, outside any frame that scrolls or clips
 them: what a phone would show cut off or let the page scroll sideways for (``scrollWidth`` of
