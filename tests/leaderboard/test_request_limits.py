@@ -249,7 +249,10 @@ def _exchange(port: int, head: bytes, chunks, *, most: int) -> tuple[bytes, int]
         connection.sendall(head)
         sent = 0
         for chunk in chunks:
-            if select.select([connection], [], [], 0)[0] or sent >= most:
+            # A moment for the answer before each chunk: the server answers and closes, and a
+            # chunk sent after that close makes it reset the connection, which throws the
+            # answer away unread (a busy machine answers later, so it happened there).
+            if select.select([connection], [], [], 0.2)[0] or sent >= most:
                 break
             try:
                 connection.settimeout(2)
@@ -262,7 +265,7 @@ def _exchange(port: int, head: bytes, chunks, *, most: int) -> tuple[bytes, int]
         while b"\r\n0\r\n" not in answer and len(answer) < 65536:
             try:
                 data = connection.recv(4096)
-            except TimeoutError:
+            except (TimeoutError, ConnectionResetError):
                 break
             if not data:
                 break
