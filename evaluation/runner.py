@@ -141,9 +141,7 @@ class FrameSource:
             self.pool.close()
 
 
-def step_record(
-    index: int, decision: Decision, transition: Any, key: str | None
-) -> dict[str, Any]:
+def step_record(index: int, decision: Decision, transition: Any, key: str | None) -> dict[str, Any]:
     """Return a step's bundle record: the decision, what the move did, the view's frame key and,
     for a model's reply, what was measured about it (tokens, latency, what was sent)."""
     reply = decision.reply
