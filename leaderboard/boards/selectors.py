@@ -57,6 +57,15 @@ SANITY_CHECK_AGENTS = ("oracle",)
 so its 1.000s say the scoring works, not how hard the task is."""
 
 
+def sanity_check(*, kind: str, slug: str, agent: str = "") -> bool:
+    """Return whether a run is a sanity-check baseline: the one rule for the reference rows that
+    the boards, the charts and the tracks page hide unless ``baselines=show`` (a chart whose
+    models are picked by name shows what was picked)."""
+    return kind == ModelEntry.Kind.BASELINE and (
+        agent in SANITY_CHECK_AGENTS or slug in SANITY_CHECK_AGENTS
+    )
+
+
 def key_column(sort: str) -> str:
     """Return the score column a phone shows beside the model: the sorted one, else the
     ranking score (overall AVG)."""
@@ -224,7 +233,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
 
 
 def _sanity_checks(frame: pd.DataFrame) -> pd.Series:
-    """Return which rows are sanity-check baselines (hidden unless ``baselines`` is set)."""
+    """Return which rows are sanity-check baselines (``sanity_check``, over a frame)."""
     baseline = frame["kind"].eq(ModelEntry.Kind.BASELINE)
     oracle = frame["agent"].isin(SANITY_CHECK_AGENTS) | frame["slug"].isin(SANITY_CHECK_AGENTS)
     return baseline & oracle
@@ -367,10 +376,15 @@ class TracksPage:
     table_iii: dict[str, dict[str, float | None]]
     models: int
     gaps: list[dict[str, Any]]
+    hidden: int = 0
+    """Sanity-check baselines left out of the gaps (``sanity_check``)."""
 
 
-def tracks_page(*, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION) -> TracksPage:
-    """Return Table III (mean AVG over MLLM results by level and track) and per-model gaps."""
+def tracks_page(
+    *, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION, baselines: bool = False
+) -> TracksPage:
+    """Return Table III (mean AVG over MLLM results by level and track) and per-model gaps,
+    without the sanity-check baselines unless ``baselines``."""
     mllm = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
     by_run = level_tables_by_run(kinds=mllm, sources=sources, version=version)
     table_iii = track_table({str(run): tables for run, tables in by_run.items()}) if by_run else {}
@@ -378,10 +392,15 @@ def tracks_page(*, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
     runs = (
         Run.objects.filter(pk__in=all_runs)
         .select_related("model_entry")
-        .only("source", "model_entry__name", "model_entry__slug", "model_entry__kind")
+        .only("source", "agent", "model_entry__name", "model_entry__slug", "model_entry__kind")
     )
     gaps = []
+    hidden = 0
     for run in runs:
+        entry = run.model_entry
+        if not baselines and sanity_check(kind=entry.kind, slug=entry.slug, agent=run.agent):
+            hidden += 1
+            continue
         levels = all_runs[run.pk]
         per_level = {
             level: levels[level]["human"]["avg"] - levels[level]["robot"]["avg"]
@@ -398,7 +417,7 @@ def tracks_page(*, sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
             }
         )
     gaps.sort(key=lambda g: -g["mean"])
-    return TracksPage(table_iii, len(by_run), gaps)
+    return TracksPage(table_iii, len(by_run), gaps, hidden)
 
 
 def model_entry_detail(*, slug: str) -> ModelEntry:

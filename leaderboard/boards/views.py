@@ -194,9 +194,11 @@ def tracks(request: HttpRequest) -> HttpResponse:
     form, sources, version = _tracks_sources(request)
     if form.errors:
         return _bad_request(request, form)
-    page = tracks_page(sources=sources, version=version)
+    baselines = form.filters().baselines
+    page = tracks_page(sources=sources, version=version, baselines=baselines)
     context = {
         "page": page,
+        "baselines": baselines,
         "form": form,
         "levels": ["0", "1", "2", "3"],
         "tabs": TABS,

@@ -63,6 +63,13 @@ MODELS_PARAMETER = OpenApiParameter(
     description=f"Model slugs, 1 to {MAX_MODELS}; repeat the parameter. Default: the three best "
     "models with level tables and the random baseline.",
 )
+BASELINES_PARAMETER = OpenApiParameter(
+    "baselines",
+    OpenApiTypes.STR,
+    enum=["show"],
+    description="show: draw the sanity-check baselines (the oracle) too; left out by default, "
+    "as on the leaderboard (a model named in m is drawn whatever it is).",
+)
 RESPONSES = {200: ChartSerializer, 400: FIELD_ERRORS}
 
 
@@ -70,11 +77,13 @@ def _form_errors(form: Any) -> dict[str, list[str]]:
     return {name: [str(message) for message in errors] for name, errors in form.errors.items()}
 
 
-def _version(request: Request) -> str:
-    form = LeaderboardQueryForm({"version": request.query_params.get("version", "")})
+def _filters(request: Request) -> Any:
+    """Return the version and the baselines switch of a chart's query (``LeaderboardFilters``)."""
+    names = ("version", "baselines")
+    form = LeaderboardQueryForm({name: request.query_params.get(name, "") for name in names})
     if not form.is_valid():
         raise ValidationError(_form_errors(form))
-    return form.filters().version
+    return form.filters()
 
 
 class _ChartApi(APIView):
@@ -85,19 +94,22 @@ class _ChartApi(APIView):
 class StabilityChartApi(_ChartApi):
     """``/api/charts/stability/``: Fig. 2, cognitive stability against task performance."""
 
-    @extend_schema(parameters=[VERSION_PARAMETER], responses=RESPONSES)
+    @extend_schema(parameters=[VERSION_PARAMETER, BASELINES_PARAMETER], responses=RESPONSES)
     def get(self, request: Request) -> Response:
         """Return one bubble per model with per-scene results (the paper's rows have none)."""
-        return self.respond(figures.stability_figure(chart_runs(version=_version(request))))
+        filters = _filters(request)
+        runs = chart_runs(version=filters.version, baselines=filters.baselines)
+        return self.respond(figures.stability_figure(runs))
 
 
 class StabilityRankingChartApi(_ChartApi):
     """``/api/charts/stability-ranking/``: Fig. 5, the cognitive stability ranking."""
 
-    @extend_schema(parameters=[VERSION_PARAMETER], responses=RESPONSES)
+    @extend_schema(parameters=[VERSION_PARAMETER, BASELINES_PARAMETER], responses=RESPONSES)
     def get(self, request: Request) -> Response:
         """Return each model's CS with its bootstrap interval, against the random policy."""
-        runs = chart_runs(version=_version(request))
+        filters = _filters(request)
+        runs = chart_runs(version=filters.version, baselines=filters.baselines)
         return self.respond(figures.stability_ranking_figure(runs))
 
 
@@ -107,14 +119,16 @@ def _picked_runs(request: Request) -> list[Any]:
         raise ValidationError(_form_errors(form))
     if form.chosen_slugs:
         return chart_runs_for(version=form.chosen_version, slugs=form.chosen_slugs)
-    runs = chart_runs(version=form.chosen_version)
+    runs = chart_runs(version=form.chosen_version, baselines=form.show_baselines)
     return chart_runs_for(version=form.chosen_version, slugs=default_slugs(runs))
 
 
 class RadarChartApi(_ChartApi):
     """``/api/charts/radar/``: the four metrics at each level, up to four models overlaid."""
 
-    @extend_schema(parameters=[MODELS_PARAMETER, VERSION_PARAMETER], responses=RESPONSES)
+    @extend_schema(
+        parameters=[MODELS_PARAMETER, VERSION_PARAMETER, BASELINES_PARAMETER], responses=RESPONSES
+    )
     def get(self, request: Request) -> Response:
         """Return one radar per level (Overall column), one line per model."""
         return self.respond(figures.radar_figure(_picked_runs(request)))
@@ -123,7 +137,9 @@ class RadarChartApi(_ChartApi):
 class TrajectoriesChartApi(_ChartApi):
     """``/api/charts/trajectories/``: Fig. 3, each metric across the levels."""
 
-    @extend_schema(parameters=[MODELS_PARAMETER, VERSION_PARAMETER], responses=RESPONSES)
+    @extend_schema(
+        parameters=[MODELS_PARAMETER, VERSION_PARAMETER, BASELINES_PARAMETER], responses=RESPONSES
+    )
     def get(self, request: Request) -> Response:
         """Return one panel per metric, one line per model (reported rows have levels too)."""
         return self.respond(figures.trajectories_figure(_picked_runs(request)))

@@ -49,6 +49,7 @@ class ChartQueryForm(forms.Form):
         help_text=f"Model slugs, up to {MAX_MODELS}; repeat the parameter: ?m=a&m=b.",
     )
     version = LeaderboardQueryForm.base_fields["version"]
+    baselines = LeaderboardQueryForm.base_fields["baselines"]
 
     def __init__(self, *args: Any, min_models: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,6 +76,11 @@ class ChartQueryForm(forms.Form):
     def chosen_version(self) -> str:
         """The validated version (call after is_valid())."""
         return self.cleaned_data.get("version") or BENCHMARK_VERSION
+
+    @property
+    def show_baselines(self) -> bool:
+        """Whether the sanity-check baselines are drawn (call after is_valid())."""
+        return self.cleaned_data.get("baselines") == "show"
 
     @property
     def chosen_slugs(self) -> list[str]:

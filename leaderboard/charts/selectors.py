@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from evaluation.metrics import METRICS
+from leaderboard.boards.selectors import sanity_check
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 from simulation.versions import BENCHMARK_VERSION
 
@@ -60,8 +61,11 @@ def _listed(version: str) -> QuerySet[RunScore]:
     return RunScore.objects.on_board(version)
 
 
-def chart_runs(*, version: str = BENCHMARK_VERSION, slugs: Sequence[str] = ()) -> list[ChartRun]:
-    """Return the listed public runs of ``version`` (those of ``slugs`` only, when given).
+def chart_runs(
+    *, version: str = BENCHMARK_VERSION, slugs: Sequence[str] = (), baselines: bool = False
+) -> list[ChartRun]:
+    """Return the listed public runs of ``version`` (those of ``slugs`` only, when given); the
+    sanity-check baselines only when named in ``slugs`` or with ``baselines``, as on the board.
 
     One query: the score rows joined with their runs and model entries. Runs are in the
     leaderboard's order: overall AVG, best first, then model name.
@@ -75,6 +79,7 @@ def chart_runs(*, version: str = BENCHMARK_VERSION, slugs: Sequence[str] = ()) -
         "track",
         *METRICS,
         "run__source",
+        "run__agent",
         "run__cognitive_stability",
         "run__cognitive_stability_ci",
         "run__model_entry__name",
@@ -86,6 +91,11 @@ def chart_runs(*, version: str = BENCHMARK_VERSION, slugs: Sequence[str] = ()) -
     for v in values:
         run = runs.get(v["run_id"])
         if run is None:
+            kind, slug = v["run__model_entry__kind"], v["run__model_entry__slug"]
+            if not (baselines or slugs) and sanity_check(
+                kind=kind, slug=slug, agent=v["run__agent"]
+            ):
+                continue
             ci = v["run__cognitive_stability_ci"]
             run = runs[v["run_id"]] = ChartRun(
                 run_id=v["run_id"],

@@ -56,10 +56,12 @@ def _api_url(name: str, query: Sequence[tuple[str, str]]) -> str:
     return f"{url}?{urlencode(list(query))}" if query else url
 
 
-def _query(slugs: Sequence[str], version: str) -> list[tuple[str, str]]:
+def _query(slugs: Sequence[str], version: str, baselines: bool = False) -> list[tuple[str, str]]:
     query = [("m", slug) for slug in slugs]
     if version != BENCHMARK_VERSION:
         query.append(("version", version))
+    if baselines:
+        query.append(("baselines", "show"))
     return query
 
 
@@ -108,12 +110,13 @@ def charts_page(request: HttpRequest) -> HttpResponse:
     form = ChartQueryForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
-    version = form.chosen_version
-    runs = chart_runs(version=version)
+    version, baselines = form.chosen_version, form.show_baselines
+    runs = chart_runs(version=version, baselines=baselines)
     slugs = form.chosen_slugs or default_slugs(runs)
-    chosen = runs_by_model(runs)
+    # Models picked by name are drawn whatever they are (the Oracle too), as on /compare/.
+    chosen = runs_by_model(chart_runs(version=version, slugs=slugs) if form.chosen_slugs else runs)
     picked = [chosen[slug] for slug in slugs if slug in chosen]
-    version_query = _query([], version)
+    version_query = _query([], version, baselines)
     tracks = tracks_page(version=version)
     blocks = [
         ChartBlock(
@@ -147,6 +150,7 @@ def charts_page(request: HttpRequest) -> HttpResponse:
         "compare_url": _api_url("leaderboard:compare", _query(slugs, version))
         if len(slugs) >= 2
         else "",
+        "baselines": baselines,
         **_version_context(version),
     }
     return render(request, "leaderboard/charts.html", context)

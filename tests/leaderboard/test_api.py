@@ -197,7 +197,7 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "ci",
         "page",
     }
-    assert parameters("/api/tracks/") == {"source", "version"}
+    assert parameters("/api/tracks/") == {"source", "version", "baselines"}
     assert parameters("/api/runs/") == {"model", "source", "status", "listed", "version", "page"}
     assert parameters("/api/episodes/") == {"run", "level", "scene", "status", "success", "page"}
     for path in ("/api/models/", "/api/leaderboards/{table}/", "/api/runs/", "/api/episodes/"):

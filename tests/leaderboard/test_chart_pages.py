@@ -229,13 +229,14 @@ class TestABoard:
         old = import_run(bundles["oracle"], "Old Oracle", kind=ModelEntry.Kind.BASELINE)
         Run.objects.filter(pk=old.pk).update(benchmark=v1, listed=True)
         assert "Old Oracle" not in client.get("/api/charts/stability/").content.decode()
-        chart = client.get("/api/charts/stability/?version=v1").json()
+        # A sanity check, left out unless asked for (TestTheOracle).
+        chart = client.get("/api/charts/stability/?version=v1&baselines=show").json()
         assert names_in(chart["figure"]) == {"Old Oracle"}
         assert client.get("/api/charts/radar/?m=old-oracle").status_code == 400
         assert client.get("/api/charts/radar/?m=old-oracle&version=v1").status_code == 200
-        page = client.get("/charts/?version=v1").content.decode()
+        page = client.get("/charts/?version=v1&baselines=show").content.decode()
         assert "Benchmark v1 is retired" in page
-        assert 'data-chart-url="/api/charts/stability/?version=v1"' in page
+        assert 'data-chart-url="/api/charts/stability/?version=v1&amp;baselines=show"' in page
 
     def test_cognitive_stability_is_a_sortable_column_blank_with_a_reason(self, client, board):
         rows = page_rows(client, "/?sort=cognitive_stability&order=desc")
@@ -280,3 +281,50 @@ class TestABoard:
             client.get("/api/charts/radar/?m=random&m=gpt-41-api")
         with django_assert_max_num_queries(6):
             client.get("/charts/")
+
+
+@pytest.fixture(scope="class")
+def with_oracle(class_rows, bundles):
+    """The paper's rows and the two baselines evaluated here: the Oracle and Random."""
+    with class_rows():
+        reference_results_load()
+        import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+        import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+
+
+@pytest.mark.usefixtures("with_oracle")
+class TestTheOracle:
+    """One rule for the sanity-check baseline: left out unless ``baselines=show``, as on the
+    board, in every chart and the tracks page; drawn when picked by name."""
+
+    @pytest.mark.parametrize("api", ["/api/charts/stability/", "/api/charts/stability-ranking/"])
+    def test_the_stability_charts_leave_it_out_unless_asked(self, client, api):
+        assert "Oracle" not in str(client.get(api).json()["figure"]["data"])
+        assert "Random" in str(client.get(api).json()["figure"]["data"])
+        shown = client.get(f"{api}?baselines=show").json()
+        assert "Oracle" in str(shown["figure"]["data"])
+        assert client.get(f"{api}?baselines=all").status_code == 400
+
+    def test_the_charts_page_leaves_it_out_and_offers_the_switch(self, client):
+        page = client.get("/charts/").content.decode()
+        assert "Oracle</" not in page.split('id="stability"')[1].split("</table>")[0]
+        assert 'name="baselines" value="show">' in page
+        assert 'data-chart-url="/api/charts/stability/"' in page
+        page = client.get("/charts/?baselines=show").content.decode()
+        assert 'name="baselines" value="show" checked>' in page
+        assert 'data-chart-url="/api/charts/stability/?baselines=show"' in page
+        # Picked by name, it is drawn: the radar of the Oracle beside Random.
+        radar = client.get("/api/charts/radar/?m=oracle&m=random").json()
+        assert {trace["name"] for trace in radar["figure"]["data"]} == {"Oracle", "Random"}
+
+    def test_the_tracks_gaps_leave_it_out_unless_asked(self, client):
+        gaps = [g["slug"] for g in client.get("/api/tracks/").json()["gaps"]]
+        assert "oracle" not in gaps and "random" in gaps
+        shown = client.get("/api/tracks/?baselines=show").json()["gaps"]
+        assert "oracle" in [g["slug"] for g in shown]
+        page = client.get("/tracks/").content.decode()
+        table = page.split('aria-label="Human minus robot gaps"')[1]
+        assert ">Oracle</a>" not in table and ">Random</a>" in table
+        assert 'href="?baselines=show">show every baseline</a>' in page
+        table = client.get("/tracks/?baselines=show").content.decode().split("Human minus")[2]
+        assert ">Oracle</a>" in table

@@ -114,6 +114,28 @@ def test_reference_rows_are_unranked_unmarked_and_the_oracle_waits_behind_a_swit
     page.context.close()
 
 
+def test_the_oracle_waits_behind_the_same_switch_on_the_tracks_and_the_charts(browser, site):
+    page = _page(browser, DESKTOP)
+    page.goto(f"{site['url']}/tracks/")
+    gaps = page.get_by_role("region", name="Human minus robot gaps")
+    expect(gaps).to_contain_text("Random")
+    expect(gaps).not_to_contain_text("Oracle")
+    page.get_by_role("link", name="show every baseline").click()
+    page.wait_for_url(re.compile(r"/tracks/\?baselines=show$"))
+    expect(gaps).to_contain_text("Oracle")
+    page.goto(f"{site['url']}/charts/")
+    numbers = page.locator("#stability table")
+    expect(numbers).to_contain_text("Random")
+    expect(numbers).not_to_contain_text("Oracle")
+    page.get_by_label("every baseline (the Oracle too)").check()
+    page.wait_for_url(re.compile(r"baselines=show"))
+    expect(numbers).to_contain_text("Oracle")
+    expect(page.locator("#stability .chart-plot")).to_have_attribute(
+        "data-chart-url", "/api/charts/stability/?baselines=show"
+    )
+    page.context.close()
+
+
 def test_on_a_phone_the_score_is_on_the_first_screen_and_the_filters_are_folded(browser, site):
     page = _page(browser, PHONE)
     page.goto(f"{site['url']}/")
