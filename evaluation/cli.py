@@ -351,6 +351,44 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0 if result.ok else EXIT_REJECTED
 
 
+def cmd_import_inspect(args: argparse.Namespace) -> int:
+    """Turn a finished Inspect log of mirrorbench/mirror_test into a results bundle, then
+    verify it; print why a log is refused."""
+    try:
+        # The inspect extra is optional: Inspect AI loads only for this command.
+        from mirrorbench.logs import InspectLogRefused, convert_log, write_bundle
+    except ModuleNotFoundError as exc:
+        if exc.name != "inspect_ai" and not (exc.name or "").startswith("inspect_ai."):
+            raise
+        raise UsageError(
+            "import-inspect needs Inspect AI: pip install 'mirrorbench-msr[inspect]'"
+        ) from None
+    from evaluation.verify import verify_bundle
+
+    path = Path(args.log)
+    if not path.is_file():
+        raise UsageError(f"{args.log}: no such file")
+    try:
+        converted = convert_log(path)
+    except InspectLogRefused as exc:
+        print(f"mirrorbench: refused: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
+    out = Path(args.out)
+    write_bundle(converted, out)
+    problems = verify_bundle(read_bundle(out))
+    for problem in problems:
+        print(f"{out}: {problem}", file=sys.stderr)
+    if problems:
+        print(f"FAILED: the bundle does not verify ({len(problems)} problems)", file=sys.stderr)
+        return EXIT_REJECTED
+    errors = sum(1 for e in converted.episodes if e["status"] != "completed")
+    print(
+        f"{out}: {len(converted.episodes)} episodes from {path.name} "
+        f"({errors} excluded as errors); verify: OK"
+    )
+    return 0
+
+
 def _format_table(title: str, table: LevelTable) -> list[str]:
     lines = [f"{title:<12}" + "".join(f"{m.upper():>8}" for m in METRICS)]
     for track in TRACKS:
@@ -569,6 +607,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--reproduce-base-url", default="", help="the model's API base URL")
     p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser(
+        "import-inspect",
+        help="turn a finished Inspect log of mirrorbench/mirror_test into a verified bundle",
+    )
+    p.add_argument("log", help="the Inspect log (.eval or .json)")
+    p.add_argument("--out", required=True, help="the bundle to write (JSON Lines)")
+    p.set_defaults(func=cmd_import_inspect)
     return parser
 
 

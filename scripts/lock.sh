@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Refresh requirements.lock (`make lock`): every Python package `make install` puts in .venv,
 # each pinned with the hashes of its files on the public index. It holds the runtime
-# dependencies, the dev extra, and what installs the project itself (pip and the build backend
-# named in pyproject.toml's [build-system]), resolved for CPython 3.11 on x86_64 Linux, as CI
-# runs. Wheels only: nothing is compiled at install time. The isaac extra (Python 3.12 and an RTX
-# GPU) stays out: scripts/isaac-smoke.sh installs it in a venv of its own.
+# dependencies, the dev and inspect extras, and what installs the project itself (pip and the
+# build backend named in pyproject.toml's [build-system]), resolved for CPython 3.11 on x86_64
+# Linux, as CI runs. Wheels only: nothing is compiled at install time. The isaac extra (Python
+# 3.12 and an RTX GPU) stays out: scripts/isaac-smoke.sh installs it in a venv of its own.
 #
 # Pins that pyproject.toml still allows are kept; UPGRADE=1 moves every pin to the newest
 # release it allows. uv resolves; it is installed into the venv here, and `make install` does
@@ -22,6 +22,7 @@ with open("pyproject.toml", "rb") as f:
 ')
 args=(
   --extra dev
+  --extra inspect
   --python-version 3.11
   --python-platform x86_64-unknown-linux-gnu
   --generate-hashes
