@@ -13,28 +13,20 @@ from pathlib import Path
 
 from evaluation.agents import RandomAgent
 from evaluation.bundle import read_bundle
+from evaluation.config import RunConfig
 from evaluation.runner import run
 from evaluation.verify import verify_bundle
-from simulation.catalogue import select_scenes
 
 REPEATS = 5
 
 
 def main() -> None:
-    scenes = select_scenes("all")
     runs, verifies = [], []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "random.jsonl"
         for seed in range(REPEATS):
             start = time.perf_counter()
-            run(
-                lambda seed=seed: RandomAgent(seed),
-                scenes,
-                [0, 1, 2, 3],
-                out,
-                seed=seed,
-                header_extra={"model": None, "generation": None},
-            )
+            run(lambda seed=seed: RandomAgent(seed), RunConfig(agent="random", seed=seed), out)
             runs.append(time.perf_counter() - start)
             start = time.perf_counter()
             problems = verify_bundle(read_bundle(out))

@@ -171,9 +171,10 @@ print(f"{took:.1f} {Frame.objects.filter(stored__isnull=False).count()}")
 
 QUEUE_ORACLE = (
     "from leaderboard.boards.entries import model_entry_upsert; "
-    "from leaderboard.runs.services import RunSpec, run_create; "
+    "from evaluation.config import RunConfig; "
+    "from leaderboard.runs.services import run_create; "
     "run_create(model_entry=model_entry_upsert(name='Oracle', kind='baseline'), "
-    "spec=RunSpec(agent='oracle'))"
+    "config=RunConfig(agent='oracle'))"
 )
 
 

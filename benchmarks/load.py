@@ -57,10 +57,10 @@ def build_data_dir(data: Path) -> float:
     import leaderboard
     from evaluation.agents import RandomAgent
     from evaluation.bundle import read_bundle
+    from evaluation.config import RunConfig
     from evaluation.runner import run
     from leaderboard.boards.entries import model_entry_upsert
     from leaderboard.runs.imports import run_import_bundle
-    from simulation.catalogue import select_scenes
 
     print(f"code under test: {Path(leaderboard.__file__).parent}")
     with open(os.devnull, "w") as quiet:
@@ -69,18 +69,10 @@ def build_data_dir(data: Path) -> float:
         call_command("migrate", verbosity=0)
         call_command("load_reference_results", stdout=quiet)
     start = time.perf_counter()
-    scenes = select_scenes("all")
     bundles = []
     for seed in range(min(BUNDLES, ENTRIES)):
         path = data / f"random-{seed}.jsonl"
-        run(
-            functools.partial(RandomAgent, seed),
-            scenes,
-            [0, 1, 2, 3],
-            path,
-            seed=seed,
-            header_extra={"model": None, "generation": None},
-        )
+        run(functools.partial(RandomAgent, seed), RunConfig(agent="random", seed=seed), path)
         bundles.append(read_bundle(path))
     kinds = ["proprietary", "open-weights"]
     for i in range(ENTRIES):

@@ -26,11 +26,11 @@ REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 
 def _bundle(folder: Path) -> Path:
     from evaluation.agents import RandomAgent
+    from evaluation.config import RunConfig
     from evaluation.runner import run
-    from simulation.catalogue import select_scenes
 
     plain = folder / "random.jsonl"
-    run(RandomAgent, select_scenes("all"), [0, 1, 2, 3], plain, header_extra={"model": None})
+    run(RandomAgent, RunConfig(agent="random"), plain)
     padded = folder / "padded.jsonl"
     filler = ("I look at the mirror and compare the hand with the mark. " * 40)[:RESPONSE_CHARS]
     with plain.open() as src, padded.open("w") as out:

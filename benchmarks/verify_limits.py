@@ -36,18 +36,15 @@ SIZES = [int(s) for s in os.environ.get("BENCH_VERIFY_SIZES", "300000,2000000").
 
 def header(**selection: Any) -> dict[str, Any]:
     """Return a valid header selecting two scenes at level 0 (or ``selection``)."""
-    from evaluation.bundle import make_header
+    from evaluation.config import RunConfig, bundle_header
     from simulation.catalogue import scene_set
 
     scenes = list(scene_set())[:2]
-    return make_header(
-        agent={"name": "random", "kind": "baseline", "seed": 0},
-        renderer={"version": "crafted", "image_size": 512, "image_history": 1},
-        selection={"levels": [0], "scenes": scenes, **selection},
-        seed=0,
-        created="2026-01-01T00:00:00+00:00",
-        extra={"model": None, "generation": None},
-    )
+    config = RunConfig(agent="random", levels=(0,), image_size=512)
+    header = bundle_header(config, scenes=scenes, created="2026-01-01T00:00:00+00:00")
+    header["renderer"]["version"] = "crafted"
+    header["selection"] |= selection
+    return header
 
 
 def episode(**fields: Any) -> dict[str, Any]:

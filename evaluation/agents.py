@@ -91,6 +91,11 @@ class RandomAgent:
     image_history: int = 0
     _rng: random.Random = field(default_factory=random.Random, repr=False)
 
+    @classmethod
+    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
+        """Return a factory of agents drawing from the run's ``seed`` (the registry's entry)."""
+        return lambda: cls(seed)
+
     def start(self, scene: Scene, level: int, seed: int) -> None:
         self._rng = random.Random(f"{self.seed}|{seed}|{scene.id}|{level}")
 
@@ -129,6 +134,11 @@ class OracleAgent:
 
     needs_images: bool = False
     image_history: int = 0
+
+    @classmethod
+    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
+        """Return a factory of agents (the registry's entry); it takes no argument or seed."""
+        return cls
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass
@@ -172,6 +182,11 @@ class MirrorConfusedAgent:
 
     needs_images: bool = False
     image_history: int = 0
+
+    @classmethod
+    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
+        """Return a factory of agents (the registry's entry); it takes no argument or seed."""
+        return cls
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass
@@ -224,6 +239,14 @@ class ScriptedAgent:
     def __post_init__(self) -> None:
         if not self.responses:
             raise ScriptError("a script needs at least one response")
+
+    @classmethod
+    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
+        """Return a factory of agents playing the script file ``argument``, read once now (the
+        registry's entry); ScriptError if it cannot be read."""
+        responses = load_script(Path(argument))
+        source = Path(argument).name
+        return lambda: cls(responses, source=source)
 
     def start(self, scene: Scene, level: int, seed: int) -> None:
         pass

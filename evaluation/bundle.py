@@ -25,6 +25,7 @@ import jsonschema_rs
 
 from evaluation.metrics import EpisodeResult
 from evaluation.prompts import PROMPT_VERSION
+from evaluation.vocabulary import METRICS
 from simulation.catalogue import SCENE_SET_VERSION
 from simulation.dynamics import DYNAMICS_VERSION
 from simulation.versions import BENCHMARK_VERSION
@@ -32,8 +33,6 @@ from simulation.versions import BENCHMARK_VERSION
 BUNDLE_VERSION = 1
 # The name pyproject.toml installs the project under (the tool itself is called mirrorbench).
 DISTRIBUTION = "mirrorbench-msr"
-COMPLETED = "completed"
-ERROR = "error"
 RESPONSE_MAX_CHARS = 262_144
 """The longest model response a bundle holds (the schema's ``response`` limit): 64k tokens of
 output at four characters a token. ``verify`` parses responses again, so they are never cut: a
@@ -70,32 +69,6 @@ def tool_version() -> str:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def make_header(
-    *,
-    agent: dict[str, Any],
-    renderer: dict[str, Any],
-    selection: dict[str, Any],
-    seed: int,
-    created: str | None = None,
-    benchmark: dict[str, str] | None = None,
-    tool: dict[str, Any] | None = None,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Return a bundle header; the one place where its fields are put together."""
-    return {
-        "type": "header",
-        "bundle_version": BUNDLE_VERSION,
-        "benchmark": benchmark or benchmark_version(),
-        "agent": agent,
-        "renderer": renderer,
-        "selection": selection,
-        "seed": seed,
-        "created": created or now_iso(),
-        "tool": {"name": "mirrorbench", "version": tool_version(), **(tool or {})},
-        **(extra or {}),
-    }
 
 
 def now_iso() -> str:
@@ -576,9 +549,6 @@ def _json_kind(value: Any) -> str:
     return "JSON null"
 
 
-METRIC_KEYS = ("tsr", "sir", "fcr", "pcr", "avg")
-
-
 def episode_record(
     *,
     scene_id: str,
@@ -612,7 +582,7 @@ def episode_record(
         "success": success,
         "distances": list(distances),
         "steps": steps,
-        "metrics": {m: metrics[m] for m in METRIC_KEYS} if metrics is not None else None,
+        "metrics": {m: metrics[m] for m in METRICS} if metrics is not None else None,
     }
     if started is not None:
         record["started"] = started

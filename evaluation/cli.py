@@ -20,9 +20,22 @@ import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
 from evaluation.confusion import BehaviourTable, behaviour_json
-from evaluation.metrics import METRICS, TRACKS, LevelTable, cognitive_stability, score_json
+from evaluation.metrics import LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
-from evaluation.prompts import LEVELS, messages_as_text
+from evaluation.prompts import messages_as_text
+from evaluation.vocabulary import (
+    ERROR,
+    LEVEL_KEYS,
+    LEVELS,
+    METRICS,
+    TRACK_KEYS,
+    TRACKS,
+    level_label,
+    levels_text,
+    metric_label,
+    parse_levels,
+    track_label,
+)
 from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set, select_scenes
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
 from simulation.renderer import DEFAULT_SIZE, MAX_SIZE, BackendError
@@ -90,8 +103,10 @@ def cmd_scenes(args: argparse.Namespace) -> int:
     print(f"{'id':42} {'track':6} {'d0':>3} {'max':>4}")
     for s in scenes:
         print(f"{s.id:42} {s.track:6} {s.d0_steps:>3} {s.max_steps:>4}")
-    human = sum(1 for s in scenes if s.track == "Human")
-    print(f"{len(scenes)} scenes ({human} Human, {len(scenes) - human} Robot)")
+    counts = ", ".join(
+        f"{sum(1 for s in scenes if s.track == track)} {track}" for track in TRACK_KEYS.values()
+    )
+    print(f"{len(scenes)} scenes ({counts})")
     return 0
 
 
@@ -182,21 +197,16 @@ def _gallery_html(scenes: Sequence[Scene]) -> str:
     )
 
 
-def _levels(text: str) -> list[int]:
+def _levels(text: str) -> tuple[int, ...]:
     try:
-        levels = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        levels = []
-    if not levels or any(level not in LEVELS for level in levels):
-        raise argparse.ArgumentTypeError(
-            f"--levels must be a comma-separated list of 0, 1, 2, 3, got {text!r}"
-        )
-    return levels
+        return parse_levels(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--levels {exc}") from None
 
 
 def _level(text: str) -> int:
-    if text not in ("0", "1", "2", "3"):
-        raise argparse.ArgumentTypeError(f"--level must be 0, 1, 2 or 3, got {text!r}")
+    if text not in LEVEL_KEYS:
+        raise argparse.ArgumentTypeError(f"--level must be one of {levels_text()}, got {text!r}")
     return int(text)
 
 
@@ -218,51 +228,55 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Evaluate an agent and write its results bundle."""
     from evaluation.agents import ScriptError
     from evaluation.cache import ResponseCache
-    from evaluation.messages import GenerationParams
-    from evaluation.registry import AgentSpecError, make_agent_factory, parse_agent_spec
+    from evaluation.config import RunConfig, agent_factory
+    from evaluation.registry import AgentSpecError
     from evaluation.runner import ResumeError, run
 
+    config = RunConfig(
+        agent=args.agent,
+        levels=args.levels,
+        scenes=args.scenes,
+        base_url=args.base_url,
+        seed=args.seed,
+        image_size=args.image_size,
+        image_history=args.image_history,
+        # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
+        max_tokens=args.max_tokens,
+        use_cache=not args.no_cache,
+    )
     try:
-        scenes = select_scenes(args.scenes)
-        spec = parse_agent_spec(args.agent)
+        scenes = select_scenes(config.scenes)
+        spec = config.agent_spec
     except (UnknownSceneError, AgentSpecError) as exc:
         raise UsageError(str(exc)) from None
     if not scenes:
         raise UsageError("--scenes selected no scene; use all, human, robot or scene ids")
     cache = None
-    if not args.no_cache and spec.is_model:
+    if config.use_cache and spec.is_model:
         cache = ResponseCache(data_dir() / "cache" / "responses.sqlite3")
     try:
         try:
-            factory, extras = make_agent_factory(
-                args.agent,
-                seed=args.seed,
-                base_url=args.base_url,
-                image_history=args.image_history,
-                # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
-                params=GenerationParams(max_tokens=args.max_tokens),
+            factory = agent_factory(
+                config,
                 cache=cache,
                 # The command line runs on the user's own machine, for the user: a model server
                 # on loopback or the local network is theirs to call. The site's workers keep
                 # the public-only policy (evaluation/outbound.py).
                 allow_private=True,
             )
-        except (ScriptError, RuntimeError) as exc:  # a missing API key names its variable
+        # A missing API key names its variable; a person's agent is not run here.
+        except (ScriptError, AgentSpecError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
         safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent)
         out = Path(args.out) if args.out else data_dir() / "runs" / f"{safe_name}.jsonl"
         try:
             result = run(
                 factory,
-                scenes,
-                args.levels,
+                config,
                 out,
-                header_extra=extras,
-                seed=args.seed,
                 workers=args.workers,
                 render_threads=args.render_threads,
                 resume=args.resume,
-                image_size=args.image_size,
                 progress_stream=sys.stderr,
             )
         except ResumeError as exc:
@@ -299,7 +313,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         count = f"at least {MAX_PROBLEMS}" if stopped else str(len(problems))
         print(f"FAILED: {count} discrepancies", file=sys.stderr)
         return 1
-    errors = sum(1 for e in bundle.episodes if e["status"] == "error")
+    errors = sum(1 for e in bundle.episodes if e["status"] == ERROR)
     print(
         f"OK: {len(bundle.episodes)} episodes agree with the replay "
         f"({errors} excluded as transport errors), checked in {elapsed * 1000:.0f} ms"
@@ -313,6 +327,7 @@ EXIT_UNREACHABLE = 3
 
 def cmd_submit(args: argparse.Namespace) -> int:
     """Upload a bundle to a site; print the submission's URL or the reasons it was refused."""
+    from evaluation.registry import AgentSpecError, parse_agent_spec
     from evaluation.submit import SubmitError, submit_bundle
 
     token = args.token or os.environ.get("MIRRORBENCH_TOKEN", "")
@@ -331,12 +346,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         "link": args.link,
     }
     if args.reproduce:
-        provider, _, model = args.reproduce.partition(":")
-        if not model:
+        try:
+            reproduce = parse_agent_spec(args.reproduce)
+        except AgentSpecError:
+            reproduce = None
+        if reproduce is None or not reproduce.is_model:
             raise UsageError(f"--reproduce: expected PROVIDER:MODEL, got {args.reproduce!r}")
         metadata |= {
-            "reproduce_provider": provider,
-            "reproduce_model": model,
+            "reproduce_provider": reproduce.provider,
+            "reproduce_model": reproduce.model,
             "reproduce_base_url": args.reproduce_base_url,
             "reproduce_api_key": os.environ.get("MIRRORBENCH_REPRODUCE_API_KEY", ""),
         }
@@ -390,11 +408,11 @@ def cmd_import_inspect(args: argparse.Namespace) -> int:
 
 
 def _format_table(title: str, table: LevelTable) -> list[str]:
-    lines = [f"{title:<12}" + "".join(f"{m.upper():>8}" for m in METRICS)]
+    lines = [f"{title:<12}" + "".join(f"{metric_label(m):>8}" for m in METRICS)]
     for track in TRACKS:
         row = table.get(track)
         cells = "".join(f"{row[m]:>8.3f}" for m in METRICS) if row else f"{'no episodes':>16}"
-        lines.append(f"  {track.capitalize():<10}{cells}")
+        lines.append(f"  {track_label(track):<10}{cells}")
     return lines
 
 
@@ -404,12 +422,12 @@ def _format_behaviour(title: str, table: BehaviourTable) -> list[str]:
     for track in TRACKS:
         cell = table.get(track)
         if cell is None:
-            lines.append(f"  {track.capitalize():<10}{'no episodes':>16}")
+            lines.append(f"  {track_label(track):<10}{'no episodes':>16}")
             continue
         values = (cell["confusion_rate"], cell["bad_response_rate"], cell["collision_rate"])
         rates = "".join(f"{'-':>11}" if v is None else f"{v:>11.3f}" for v in values)
         confused = f"{cell['mirror_confused_episodes']}/{cell['episodes']}"
-        lines.append(f"  {track.capitalize():<10}{rates}{confused:>11}")
+        lines.append(f"  {track_label(track):<10}{rates}{confused:>11}")
     return lines
 
 
@@ -439,7 +457,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 0
     lines: list[str] = []
     for level, table in scores["levels"].items():
-        lines += [*_format_table(f"Level {level}", table), ""]
+        lines += [*_format_table(level_label(level), table), ""]
     lines += [*_format_table("Overall", scores["overall"]), ""]
     lines += [
         "Behaviour: CONFUSION = executed moves towards the mark's mirror image and away from",
@@ -448,7 +466,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         "",
     ]
     for level, behaviour_table in behaviour["levels"].items():
-        lines += [*_format_behaviour(f"Level {level}", behaviour_table), ""]
+        lines += [*_format_behaviour(level_label(level), behaviour_table), ""]
     lines += [*_format_behaviour("Overall", behaviour["overall"]), ""]
     lines.append(
         "Cognitive stability: "
@@ -534,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="random | oracle | mirror-confused | scripted:FILE | openai:MODEL | anthropic:MODEL",
     )
     p.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
-    p.add_argument("--levels", type=_levels, default=list(LEVELS), help="e.g. 0,1 (default: all)")
+    p.add_argument("--levels", type=_levels, default=LEVELS, help="e.g. 0,1 (default: all)")
     p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
     p.add_argument(
         "--seed",

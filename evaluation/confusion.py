@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from evaluation.agents import mirror_image_cell
-from evaluation.metrics import COMPLETED, EPISODE_TRACKS, LEVELS, TRACKS
+from evaluation.vocabulary import COMPLETED, LEVELS, OVERALL, SCENE_TRACKS, TRACK_KEYS, TRACKS
 from simulation.catalogue import Scene, get_scene
 from simulation.dynamics import ORIGIN, Vec3, distance_steps
 
@@ -187,7 +187,7 @@ def behaviour_json(records: Iterable[Mapping[str, Any]]) -> BehaviourJSON:
         if record["status"] != COMPLETED:
             continue
         track, level = record["track"], record["level"]
-        if track not in EPISODE_TRACKS or level not in LEVELS:
+        if track not in SCENE_TRACKS or level not in LEVELS:
             raise ValueError(
                 f"{record['scene_id']}: track {track!r} or level {level!r} is not the protocol's"
             )
@@ -195,9 +195,11 @@ def behaviour_json(records: Iterable[Mapping[str, Any]]) -> BehaviourJSON:
     levels: dict[str, BehaviourTable] = {}
     for level, episodes in by_level.items():
         levels[str(level)] = {
-            "human": behaviour_cell([e for track, e in episodes if track == "Human"]),
-            "robot": behaviour_cell([e for track, e in episodes if track == "Robot"]),
-            "overall": behaviour_cell([e for _, e in episodes]),
+            **{
+                key: behaviour_cell([e for t, e in episodes if t == track])
+                for key, track in TRACK_KEYS.items()
+            },
+            OVERALL: behaviour_cell([e for _, e in episodes]),
         }
     overall: BehaviourTable = {
         track: _mean_cell([table[track] for table in levels.values()]) for track in TRACKS

@@ -48,15 +48,20 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
+from evaluation.vocabulary import (
+    AVG,
+    COMPLETED,
+    LEVEL_KEYS,
+    LEVELS,
+    METRICS,
+    OVERALL,
+    SCENE_TRACKS,
+    TRACK_KEYS,
+    TRACKS,
+)
+
 D_TH = 1
 """d_th: the success threshold, in grid steps."""
-
-METRICS = ("tsr", "sir", "fcr", "pcr", "avg")
-TRACKS = ("human", "robot", "overall")
-LEVELS = (0, 1, 2, 3)
-EPISODE_TRACKS = ("Human", "Robot")
-"""The track of a scene, as the scene catalogue spells it."""
-COMPLETED = "completed"
 
 TrackScores = dict[str, float]
 """One cell group of a table: metric name -> value, for every name in ``METRICS``."""
@@ -120,8 +125,8 @@ class EpisodeResult:
     status: str = COMPLETED
 
     def __post_init__(self) -> None:
-        if self.track not in EPISODE_TRACKS:
-            raise ValueError(f"{self.scene_id}: track must be one of {EPISODE_TRACKS}")
+        if self.track not in SCENE_TRACKS:
+            raise ValueError(f"{self.scene_id}: track must be one of {SCENE_TRACKS}")
         if self.level not in LEVELS:
             raise ValueError(f"{self.scene_id}: level must be one of {LEVELS}")
         # Trajectories read back from JSON arrive as lists; keep the result hashable.
@@ -212,7 +217,7 @@ def _pooled(scores: Sequence[EpisodeScore]) -> TrackScores | None:
         "fcr": math.fsum(s.fcr for s in scores) / n,
         "pcr": math.fsum(s.pcr for s in scores) / n,
     }
-    cell["avg"] = (cell["tsr"] + cell["sir"] + cell["fcr"] + cell["pcr"]) / 4
+    cell[AVG] = (cell["tsr"] + cell["sir"] + cell["fcr"] + cell["pcr"]) / 4
     return cell
 
 
@@ -238,9 +243,8 @@ def level_table(results: Iterable[EpisodeResult], level: int) -> LevelTable:
         (r.track, episode_score(r.distances)) for r in _completed(results) if r.level == level
     ]
     return {
-        "human": _pooled([s for track, s in scored if track == "Human"]),
-        "robot": _pooled([s for track, s in scored if track == "Robot"]),
-        "overall": _pooled([s for _, s in scored]),
+        **{key: _pooled([s for t, s in scored if t == track]) for key, track in TRACK_KEYS.items()},
+        OVERALL: _pooled([s for _, s in scored]),
     }
 
 
@@ -250,7 +254,9 @@ def level_tables(results: Iterable[EpisodeResult]) -> dict[str, LevelTable]:
     Every level is present; a level without completed episodes has None for every track.
     """
     episodes = list(results)
-    return {str(level): level_table(episodes, level) for level in LEVELS}
+    return {
+        key: level_table(episodes, level) for key, level in zip(LEVEL_KEYS, LEVELS, strict=True)
+    }
 
 
 def overall_table(tables: Mapping[str, LevelTable]) -> LevelTable:
@@ -310,19 +316,19 @@ def track_table(
     if not level_tables_by_model:
         raise ValueError("Table III needs at least one model")
     rows: dict[str, dict[str, float | None]] = {}
-    for level in (str(level) for level in LEVELS):
+    for level in LEVEL_KEYS:
         rows[level] = {}
         for track in TRACKS:
             cells = [tables.get(level, {}).get(track) for tables in level_tables_by_model.values()]
             rows[level][track] = (
                 None
                 if any(cell is None for cell in cells)
-                else _mean([cell["avg"] for cell in cells if cell is not None])
+                else _mean([cell[AVG] for cell in cells if cell is not None])
             )
-    rows["avg"] = {}
+    rows[AVG] = {}
     for track in TRACKS:
-        values = [rows[str(level)][track] for level in LEVELS]
-        rows["avg"][track] = (
+        values = [rows[level][track] for level in LEVEL_KEYS]
+        rows[AVG][track] = (
             None if any(v is None for v in values) else _mean([v for v in values if v is not None])
         )
     return rows
@@ -415,7 +421,7 @@ def cognitive_stability_ci(
         return None
     rng = np.random.default_rng(seed)
     totals = np.zeros(n_resamples)
-    for track in EPISODE_TRACKS:
+    for track in SCENE_TRACKS:
         values = np.array([t for (tr, _), t in sorted(terms.items()) if tr == track], float)
         n = len(values)
         if n:
@@ -467,10 +473,10 @@ def bootstrap_ci(
     # Resampled per-level sums of each track, shape (n_resamples, levels, stats).
     resampled = {
         track: _resampled_sums([r for r in completed if r.track == track], n_resamples, rng)
-        for track in EPISODE_TRACKS
+        for track in SCENE_TRACKS
     }
-    human, robot = resampled["Human"], resampled["Robot"]
-    sums_by_track = {"human": human, "robot": robot, "overall": human + robot}
+    sums_by_track = {key: resampled[track] for key, track in TRACK_KEYS.items()}
+    sums_by_track[OVERALL] = np.sum([resampled[track] for track in SCENE_TRACKS], axis=0)
     # NaN marks a resample in which a cell has no episode.
     values = {track: _metrics_from_sums(sums) for track, sums in sums_by_track.items()}
     low_q, high_q = 50 * (1 - confidence), 50 * (1 + confidence)
@@ -483,7 +489,7 @@ def bootstrap_ci(
         return {m: (float(low[i]), float(high[i])) for i, m in enumerate(METRICS)}
 
     levels: dict[str, IntervalTable] = {}
-    for i, level in enumerate(str(level) for level in LEVELS):
+    for i, level in enumerate(LEVEL_KEYS):
         levels[level] = {
             track: None if point["levels"][level][track] is None else intervals(values[track][:, i])
             for track in TRACKS

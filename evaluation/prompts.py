@@ -38,11 +38,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evaluation.messages import ImagePart, Message, Part, TextPart
+from evaluation.vocabulary import LEVELS, levels_text
 from simulation.catalogue import Scene
 from simulation.dynamics import Action
 
 PROMPT_VERSION = "v3"
-LEVELS = (0, 1, 2, 3)
 RETIRED_PROMPTS = {"v2": "8e0d756", "v1": "004daf0"}
 """The last commit of this repository whose ``evaluation/prompts.py`` built each retired version:
 ``git show 8e0d756:evaluation/prompts.py`` is the text v2 runs were given."""
@@ -207,7 +207,7 @@ class HistoryEntry:
 
 def _check_level(level: int) -> None:
     if level not in LEVELS:
-        raise ValueError(f"level must be one of 0, 1, 2, 3, got {level!r}")
+        raise ValueError(f"level must be one of {levels_text()}, got {level!r}")
 
 
 def setting_text(scene: Scene, level: int) -> str:

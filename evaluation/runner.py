@@ -24,15 +24,12 @@ from typing import Any, Protocol, TextIO
 
 from evaluation.agents import Agent, AgentFactory, Decision, Observation
 from evaluation.bundle import (
-    COMPLETED,
-    ERROR,
-    METRIC_KEYS,
     BundleWriter,
     episode_record,
-    make_header,
     now_iso,
     read_bundle,
 )
+from evaluation.config import RunConfig, bundle_header
 from evaluation.memory import limit_malloc_arenas
 from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
@@ -40,8 +37,9 @@ from evaluation.progress import RunProgress
 from evaluation.prompts import HistoryEntry
 from evaluation.render_pool import PoolStats, RenderPool
 from evaluation.slots import Admission, RequestSlots
+from evaluation.vocabulary import COMPLETED, ERROR, METRICS
 from simulation.backends import renderer_version
-from simulation.catalogue import Scene
+from simulation.catalogue import Scene, select_scenes
 from simulation.dynamics import Action, EpisodeState, Vec3
 from simulation.renderer import DEFAULT_SIZE, Renderer, frame_key
 
@@ -300,7 +298,7 @@ def run_episode(
     metrics = None
     if status == COMPLETED:
         score = episode_score(state.distances)
-        metrics = {m: getattr(score, m) for m in METRIC_KEYS}
+        metrics = {m: getattr(score, m) for m in METRICS}
     return episode_record(
         scene_id=scene.id,
         track=scene.track,
@@ -333,38 +331,31 @@ class RunResult:
 
 def run(
     make_agent: AgentFactory,
-    scenes: Sequence[Scene],
-    levels: Sequence[int],
+    config: RunConfig,
     out: Path,
     *,
-    header_extra: dict[str, Any],
-    seed: int = 0,
     workers: int = 1,
     resume: bool = False,
-    image_size: int = DEFAULT_SIZE,
     make_renderer: RendererFactory | None = None,
     render_threads: int | None = None,
     progress_stream: TextIO | None = None,
 ) -> RunResult:
-    """Run every (scene, level) episode and write the bundle ``out``.
+    """Run every (scene, level) episode ``config`` selects and write the bundle ``out``.
 
-    ``header_extra`` carries the agent, model and generation metadata. With ``resume`` the
+    ``make_agent`` makes the agents of ``config.agent`` (``evaluation.config.agent_factory``);
+    the header describes ``config`` (``evaluation.config.bundle_header``). With ``resume`` the
     completed episodes of an existing bundle with the same header are kept and skipped; errored
     and unfinished ones run again.
+
+    Raises:
+        KeyError: ``config.scenes`` names a scene that is not in the scene set.
     """
     limit_malloc_arenas()  # before the worker threads start
+    scenes = select_scenes(config.scenes)
+    levels, seed, image_size = config.levels, config.seed, config.image_size
+    wanted = set(config.pairs)
+    header = bundle_header(config, scenes=[s.id for s in scenes])
     probe = make_agent()
-    header = make_header(
-        agent=probe.describe(),
-        renderer={
-            "version": renderer_version(),
-            "image_size": image_size,
-            "image_history": probe.image_history,
-        },
-        selection={"levels": list(levels), "scenes": [s.id for s in scenes]},
-        seed=seed,
-        extra=header_extra,
-    )
     keep: list[dict[str, Any]] = []
     if resume and out.exists():
         previous = read_bundle(out)
@@ -374,7 +365,12 @@ def run(
     done = {(e["scene_id"], e["level"]) for e in keep}
     # Scene by scene, all its levels together: the levels of a scene show the same cells
     # (the start, the first moves), which the frame cache then serves instead of the renderer.
-    todo = [(s, level) for s in scenes for level in levels if (s.id, level) not in done]
+    todo = [
+        (s, level)
+        for s in scenes
+        for level in levels
+        if (s.id, level) not in done and (not wanted or (s.id, level) in wanted)
+    ]
     progress = RunProgress(len(todo), progress_stream)
     frames = (
         FrameSource(image_size, make_renderer, threads=render_threads)

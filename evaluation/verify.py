@@ -13,15 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from evaluation.bundle import (
-    COMPLETED,
-    ERROR,
     Bundle,
     benchmark_version,
     header_benchmark_version,
     schema_errors,
 )
-from evaluation.metrics import METRICS, episode_score
+from evaluation.metrics import episode_score
 from evaluation.parsing import parse_choice
+from evaluation.vocabulary import COMPLETED, ERROR, METRICS
 from simulation.catalogue import UnknownSceneError, get_scene, scene_set
 from simulation.dynamics import Action, EpisodeState
 from simulation.versions import KNOWN_VERSIONS, unknown_version_message

@@ -1,12 +1,13 @@
 """Django admin for every leaderboard model, usable by a moderator."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from evaluation.vocabulary import METRICS
 from leaderboard.boards.entries import entry_name_match
 from leaderboard.data_version import data_version_bump
 from leaderboard.errors import FieldError
@@ -101,7 +102,7 @@ class SceneAdmin(admin.ModelAdmin):
 class RunScoreInline(admin.TabularInline):
     model = RunScore
     extra = 0
-    fields = ("table", "track", "tsr", "sir", "fcr", "pcr", "avg", "episodes")
+    fields: ClassVar[tuple[str, ...]] = ("table", "track", *METRICS, "episodes")
     readonly_fields = fields
 
 
@@ -132,7 +133,7 @@ class StepAdmin(admin.ModelAdmin):
 
 @admin.register(RunScore)
 class RunScoreAdmin(ChangesTables, admin.ModelAdmin):
-    list_display = ["run", "table", "track", "tsr", "sir", "fcr", "pcr", "avg", "episodes"]
+    list_display = ["run", "table", "track", *METRICS, "episodes"]
     list_filter = ["table", "track"]
     list_select_related = ["run__model_entry"]
     raw_id_fields = ["run"]

@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from evaluation.metrics import LEVELS
+from evaluation.vocabulary import LEVELS, levels_text
 from leaderboard.models import Episode, ModelEntry, Run
 from simulation.versions import KNOWN_VERSIONS, RETIRED_VERSIONS
 
@@ -150,7 +150,8 @@ class EpisodeFilter(django_filters.FilterSet):
 
     run = IdFilter(field_name="run_id", help_text="Id of the run.")
     level = django_filters.ChoiceFilter(
-        choices=[(level, str(level)) for level in LEVELS], help_text="Prompt level, 0 to 3."
+        choices=[(level, str(level)) for level in LEVELS],
+        help_text=f"Prompt level, one of {levels_text()}.",
     )
     scene = django_filters.CharFilter(
         field_name="scene__scene_id", help_text="Scene id, as in the scene catalogue."

@@ -8,13 +8,8 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-METRIC_NAMES = {
-    "tsr": "Task Success Rate",
-    "sir": "Step-wise Improvement Ratio",
-    "fcr": "Final Completion Ratio",
-    "pcr": "Peak Completion Ratio",
-    "avg": "Average of the four metrics",
-}
+from evaluation.vocabulary import METRIC_NAMES
+
 SOURCE_LABELS = {
     "reported": "reported",
     "evaluated": "evaluated here",
@@ -26,6 +21,11 @@ KIND_LABELS = {
     "baseline": "baseline",
     "human": "human",
 }
+
+
+def metric_name(value: str) -> str:
+    """Return a metric's full name (``tsr`` -> Task Success Rate); other values unchanged."""
+    return METRIC_NAMES.get(value, value)
 
 
 def metric(value: Any) -> str:

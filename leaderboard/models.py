@@ -12,7 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from evaluation.bundle import METRIC_KEYS, episode_record
+from evaluation import vocabulary
+from evaluation.bundle import episode_record
+from evaluation.config import RunConfig
 from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
 from leaderboard.accounts.names import MAX_KEY_CHARS, MAX_SKELETON_BYTES, name_key, name_skeletons
@@ -270,6 +272,7 @@ class Run(models.Model):
         blank=True,
         help_text="For runs evaluated here: agent, base URL, levels, scenes, seed, image size.",
     )
+    """The run's configuration as JSON (``RunConfig.as_dict``); read it as ``config``."""
     error = models.TextField(blank=True, help_text="Why a run failed.")
     behaviour = models.JSONField(
         null=True,
@@ -291,15 +294,24 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"{self.model_entry} ({self.get_source_display()}, run {self.pk})"
 
+    @property
+    def config(self) -> RunConfig | None:
+        """The configuration of a run evaluated here (from ``spec``); None for the others
+        (reported and uploaded runs store none). Every stored ``spec`` loads
+        (``RunConfig.from_dict``)."""
+        return RunConfig.from_dict(self.spec) if self.spec else None
+
 
 class Episode(models.Model):
     """One (scene, level) episode of a run, with its per-episode metrics."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-        ERROR = "error", "Error (excluded)"
+        """The engine's episode statuses (``evaluation.vocabulary.EPISODE_STATUSES``)."""
+
+        PENDING = vocabulary.PENDING, vocabulary.EPISODE_STATUSES[vocabulary.PENDING]
+        RUNNING = vocabulary.RUNNING, vocabulary.EPISODE_STATUSES[vocabulary.RUNNING]
+        COMPLETED = vocabulary.COMPLETED, vocabulary.EPISODE_STATUSES[vocabulary.COMPLETED]
+        ERROR = vocabulary.ERROR, vocabulary.EPISODE_STATUSES[vocabulary.ERROR]
 
     UNFINISHED = (Status.PENDING, Status.RUNNING)
 
@@ -360,7 +372,7 @@ class Episode(models.Model):
     @staticmethod
     def fields_from_record(record: dict[str, Any]) -> dict[str, Any]:
         """Return the row fields that a finished episode's bundle record sets."""
-        metrics = record["metrics"] or dict.fromkeys(METRIC_KEYS)
+        metrics = record["metrics"] or dict.fromkeys(vocabulary.METRICS)
         error = record.get("error") or ""
         summary = error_summary(error)
         try:
@@ -379,7 +391,7 @@ class Episode(models.Model):
             "mirror_confused": behaviour.mirror_confused if behaviour else False,
             "bad_responses": behaviour.bad_responses if behaviour else 0,
             "collisions": behaviour.collisions if behaviour else 0,
-            **{m: metrics[m] for m in METRIC_KEYS},
+            **{m: metrics[m] for m in vocabulary.METRICS},
         }
 
     @classmethod
@@ -416,7 +428,7 @@ class Episode(models.Model):
             success=self.success,
             distances=self.distances,
             steps=steps,
-            metrics={m: getattr(self, m) for m in METRIC_KEYS} if completed else None,
+            metrics={m: getattr(self, m) for m in vocabulary.METRICS} if completed else None,
         )
 
 
@@ -505,8 +517,8 @@ class RunScore(models.Model):
     once, when results arrive (``services.run_scores_refresh``), never per request.
     """
 
-    TABLES = ("0", "1", "2", "3", "overall")
-    TRACKS = ("human", "robot", "overall")
+    TABLES = vocabulary.TABLES
+    TRACKS = vocabulary.TRACKS
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
     table = models.CharField(max_length=10)

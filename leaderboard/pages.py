@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from evaluation.bundle import benchmark_version
-from evaluation.metrics import METRICS
+from evaluation.vocabulary import METRICS
 from leaderboard.frames.selectors import gallery_scenes
 from leaderboard.replays.selectors import frame_urls, gallery
 from simulation.renderer import DEFAULT_SIZE

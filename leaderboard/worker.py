@@ -22,13 +22,11 @@ from django.db import (
 from django.db.models import F, Q
 from django.utils import timezone
 
+from evaluation.adapters.retry import RetryPolicy
 from evaluation.agents import ModelAgent
 from evaluation.cache import ResponseCache
-from evaluation.messages import GenerationParams
-from evaluation.registry import (
-    make_agent_factory,
-    parse_agent_spec,
-)
+from evaluation.config import agent_factory
+from evaluation.registry import parse_agent_spec
 from evaluation.runner import FrameSource, run_episode
 from leaderboard.boards.scores import run_list_if_complete, run_scores_refresh
 from leaderboard.data_version import data_version_bump
@@ -188,19 +186,14 @@ def episode_evaluate(*, episode_id: int) -> str:
     token = episode_claim(episode_id=episode_id)
     if token is None:
         return "claimed-elsewhere"
-    from evaluation.adapters import RetryPolicy  # the SDKs load only where models are called
-
     episode = Episode.objects.select_related("run", "scene").get(pk=episode_id)
-    spec = episode.run.spec
-    # Temperature 0 and no seed; a cap only if the spec has one (old specs: 2048).
-    params = GenerationParams(max_tokens=spec.get("max_tokens"))
-    factory, _ = make_agent_factory(
-        spec["agent"],
-        seed=spec["seed"],
-        base_url=spec["base_url"],
-        image_history=spec["image_history"],
-        params=params,
-        cache=_response_cache(spec["agent"]) if spec.get("use_cache", True) else None,
+    config = episode.run.config
+    if config is None:
+        raise ValueError(f"run {episode.run_id} has no configuration to play episode {episode_id}")
+    # Temperature 0 and no seed; a cap only if the configuration has one (old ones: 2048).
+    factory = agent_factory(
+        config,
+        cache=_response_cache(config.agent),
         cache_scope=cache_scope(episode.run),
         api_key=_api_key(episode.run_id),
         retry=RetryPolicy(
@@ -209,15 +202,15 @@ def episode_evaluate(*, episode_id: int) -> str:
         ),
     )
     agent = factory()
-    limits = limits_for(spec["agent"], spec["base_url"])
+    limits = limits_for(config.agent, config.base_url)
     if limits.rpm and isinstance(agent, ModelAgent):
-        key = provider_key(spec["agent"], spec["base_url"])
+        key = provider_key(config.agent, config.base_url)
         agent.client = RateLimitedClient(agent.client, key, limits.rpm)
     if payer is not None and isinstance(agent, ModelAgent):
         agent.client = OwnerQuotaClient(agent.client, payer, cap)
     frames = (
         FrameSource(
-            spec["image_size"],
+            config.image_size,
             on_render=lambda key, png: frame_store(key=key, png=png),
             lookup=frame_png,
             pool=render_pool(),  # the worker's renderers, shared by all its episodes
@@ -234,14 +227,14 @@ def episode_evaluate(*, episode_id: int) -> str:
                 scene,
                 episode.level,
                 agent,
-                seed=spec["seed"],
+                seed=config.seed,
                 frames=frames,
-                image_size=spec["image_size"],
+                image_size=config.image_size,
                 on_step=lambda step: _step_store(
                     episode_id,
                     token,
                     step,
-                    FrameSpec(episode.scene, tuple(step["hand_cell"]), spec["image_size"]),
+                    FrameSpec(episode.scene, tuple(step["hand_cell"]), config.image_size),
                 ),
                 prior_steps=_stored_steps(episode),
             )

@@ -23,18 +23,6 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
         "AppConfig.ready: the system checks and signal receivers need the app registry loaded",
         frozenset({"leaderboard.checks", "leaderboard.accounts.services"}),
     ),
-    "leaderboard.worker": (
-        "the model SDKs (openai, anthropic) load only in processes that call models",
-        frozenset({"evaluation.adapters"}),
-    ),
-    "leaderboard.runs.selectors": (
-        "the model SDKs load only in processes that call models, not in every web process",
-        frozenset({"evaluation.adapters"}),
-    ),
-    "evaluation.registry": (
-        "the model SDKs load only when a model agent is made",
-        frozenset({"evaluation.adapters"}),
-    ),
     "evaluation.cli": (
         "each command loads only what it runs, so `mirrorbench --help` starts at once",
         frozenset(
@@ -44,7 +32,7 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                 "evaluation.preview",
                 "evaluation.agents",
                 "evaluation.cache",
-                "evaluation.messages",
+                "evaluation.config",
                 "evaluation.registry",
                 "evaluation.runner",
                 "evaluation.verify",

@@ -44,87 +44,49 @@ Contracts shared by both:
   always holds what was actually sent and ``ModelReply.request["not_sent"]`` says why anything
   was left out.
 
-Layout: :mod:`~evaluation.adapters.base` (shared client logic), :mod:`~evaluation.adapters.retry`
-(retry policy and ``Retry-After``), :mod:`~evaluation.adapters.openai` and
-:mod:`~evaluation.adapters.anthropic` (the two clients); :func:`make_client` lives here.
+Layout: :mod:`~evaluation.adapters.base` (the shared constructor, key handling and request
+loop), :mod:`~evaluation.adapters.retry` (retry policy and ``Retry-After``),
+:mod:`~evaluation.adapters.openai` and :mod:`~evaluation.adapters.anthropic` (the two clients,
+each loading its SDK). The provider
+table and ``make_client`` are in :mod:`evaluation.registry`. Importing this package loads no
+SDK: a client class (and its SDK) loads when it is first named.
 """
 
 from __future__ import annotations
 
-import time
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from evaluation.adapters.anthropic import ANTHROPIC_DEFAULT_BASE_URL as ANTHROPIC_DEFAULT_BASE_URL
-from evaluation.adapters.anthropic import AnthropicClient
 from evaluation.adapters.base import LOCAL_DUMMY_KEY as LOCAL_DUMMY_KEY
 from evaluation.adapters.base import PNG_SIGNATURE as PNG_SIGNATURE
-from evaluation.adapters.base import MissingAPIKeyError
+from evaluation.adapters.base import MissingAPIKeyError as MissingAPIKeyError
 from evaluation.adapters.base import png_size as png_size
 from evaluation.adapters.base import public_base_url as public_base_url
-from evaluation.adapters.openai import OPENAI_DEFAULT_BASE_URL as OPENAI_DEFAULT_BASE_URL
-from evaluation.adapters.openai import OPENAI_IMAGE_DETAIL as OPENAI_IMAGE_DETAIL
-from evaluation.adapters.openai import OpenAIChatClient
 from evaluation.adapters.retry import RETRYABLE_STATUSES as RETRYABLE_STATUSES
-from evaluation.adapters.retry import RetryPolicy, retry_after_s
-from evaluation.messages import GenerationParams, ModelClient
+from evaluation.adapters.retry import RetryPolicy as RetryPolicy
+from evaluation.adapters.retry import retry_after_s as retry_after_s
 
-__all__ = [
-    "CLIENT_CLASSES",
-    "AnthropicClient",
-    "MissingAPIKeyError",
-    "OpenAIChatClient",
-    "RetryPolicy",
-    "make_client",
-    "retry_after_s",
-]
-
-
-CLIENT_CLASSES: dict[str, type[OpenAIChatClient] | type[AnthropicClient]] = {
-    "anthropic": AnthropicClient,
-    "openai": OpenAIChatClient,
-}
-"""The client class of each provider of ``evaluation.registry.PROVIDERS`` (kept equal by a test)."""
-
-
-def make_client(
-    spec: str,
-    *,
-    base_url: str | None = None,
-    params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
-    api_key: str | None = None,
-    retry: RetryPolicy | None = None,
-    allow_private: bool | None = None,
-) -> ModelClient:
-    """Build a client from ``"PROVIDER:MODEL"``, e.g. ``"openai:qwen2.5-vl:7b"``.
-
-    Everything after the first ``:`` is the model name, so it may contain ``:`` and ``/``.
-    ``allow_private=True`` lets the client call loopback and private addresses (a local model
-    server); ``None`` leaves it to ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS``.
-
-    Raises:
-        ValueError: ``spec`` has no model, or names an unknown provider (the message lists
-            the valid ones).
-        MissingAPIKeyError: The provider's key variable is unset and ``base_url`` is not
-            on loopback.
-    """
-    provider, sep, model = spec.partition(":")
-    valid = ", ".join(sorted(CLIENT_CLASSES))
-    if not sep or not model:
-        raise ValueError(
-            f"model spec {spec!r} must look like PROVIDER:MODEL, PROVIDER one of {valid}"
-        )
-    if provider not in CLIENT_CLASSES:
-        raise ValueError(f"unknown provider {provider!r} in {spec!r}; valid providers: {valid}")
-    return CLIENT_CLASSES[provider](
-        model,
-        base_url=base_url,
-        params=params,
-        sleep=_sleep,
-        api_key=api_key,
-        retry=retry or RetryPolicy(),
-        allow_private=allow_private,
+if TYPE_CHECKING:
+    from evaluation.adapters.anthropic import (
+        ANTHROPIC_DEFAULT_BASE_URL as ANTHROPIC_DEFAULT_BASE_URL,
     )
+    from evaluation.adapters.anthropic import AnthropicClient as AnthropicClient
+    from evaluation.adapters.openai import OPENAI_DEFAULT_BASE_URL as OPENAI_DEFAULT_BASE_URL
+    from evaluation.adapters.openai import OPENAI_IMAGE_DETAIL as OPENAI_IMAGE_DETAIL
+    from evaluation.adapters.openai import OpenAIChatClient as OpenAIChatClient
+
+_SDK_MODULES = {
+    "AnthropicClient": "evaluation.adapters.anthropic",
+    "ANTHROPIC_DEFAULT_BASE_URL": "evaluation.adapters.anthropic",
+    "OpenAIChatClient": "evaluation.adapters.openai",
+    "OPENAI_DEFAULT_BASE_URL": "evaluation.adapters.openai",
+    "OPENAI_IMAGE_DETAIL": "evaluation.adapters.openai",
+}
+"""The names whose module loads a provider's SDK: loaded when first asked for (PEP 562)."""
 
 
-def _sleep(seconds: float) -> None:
-    """Wait between retries; ``time.sleep`` is looked up on each call so tests can stub it."""
-    time.sleep(seconds)
+def __getattr__(name: str) -> Any:
+    module = _SDK_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

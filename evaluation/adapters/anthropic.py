@@ -6,13 +6,10 @@
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import anthropic
-import httpx2
 
 from evaluation.adapters.base import (
     _b64,
@@ -24,7 +21,6 @@ from evaluation.adapters.base import (
     _text_only,
     log,
 )
-from evaluation.adapters.retry import RetryPolicy
 from evaluation.messages import GenerationParams, Message, ModelReply, TextPart
 
 __all__ = [
@@ -97,54 +93,25 @@ class AnthropicClient(_ChatAdapter):
     client sends its requests without it after the first 400. The SDK sends the key as
     ``Authorization: Bearer``.
 
-    Args:
-        model: The model name, e.g. ``"claude-sonnet-4-5"``.
-        base_url: The API root (without ``/v1``); default Anthropic's. ``ANTHROPIC_BASE_URL``
-            and Anthropic profile files are deliberately ignored.
-        api_key_env: The environment variable holding the API key.
-        params: Generation settings sent with every request (``seed`` is not sent;
-            ``max_tokens`` None sends the model's maximum output). ``self.params`` holds what
-            is sent (:meth:`sent_params`).
-        retry: When and how long to retry.
-        timeout_s: Per-request timeout in seconds.
-        sleep: Called with each retry delay in seconds (injectable for tests).
-        api_key: The key itself (a server holding a user's key); default the environment's.
-        allow_private: Let requests go to loopback and private addresses (a local model
-            server); ``None`` reads ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS`` (see
-            :mod:`evaluation.outbound`).
+    The constructor is the base's (:class:`~evaluation.adapters.base._ChatAdapter`): the model
+    (e.g. ``"claude-sonnet-4-5"``), the API root without ``/v1`` (default Anthropic's;
+    Anthropic profile files are ignored too), the key from ``ANTHROPIC_API_KEY``, and ``params``
+    as :meth:`sent_params` resolves them (no seed; ``max_tokens`` None sends the model's
+    maximum output).
     """
 
     provider = "anthropic"
     _default_base_url = ANTHROPIC_DEFAULT_BASE_URL
+    _api_key_env = "ANTHROPIC_API_KEY"
+    _sdk_class = anthropic.Anthropic
     _image_detail = None
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = "ANTHROPIC_API_KEY",
-        params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
-        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so shared safely)
-        timeout_s: float = 120,
-        sleep: Callable[[float], None] = time.sleep,
-        api_key: str | None = None,
-        allow_private: bool | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            params=self.sent_params(model, params),
-            retry=retry,
-            timeout_s=timeout_s,
-            sleep=sleep,
-            api_key=api_key,
-            allow_private=allow_private,
-        )
+    def _prepare(self, requested: GenerationParams) -> None:
         sent = self.params.max_tokens
-        self._max_tokens: int = sent if sent is not None else anthropic_max_output_tokens(model)
-        if params.seed is not None:
+        self._max_tokens: int = (
+            sent if sent is not None else anthropic_max_output_tokens(self.model)
+        )
+        if requested.seed is not None:
             self._not_sent["seed"] = "the Anthropic API has no seed parameter"
 
     @classmethod
@@ -155,15 +122,6 @@ class AnthropicClient(_ChatAdapter):
         if max_tokens is None:
             max_tokens = anthropic_max_output_tokens(model)
         return replace(params, max_tokens=max_tokens, seed=None)
-
-    def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> anthropic.Anthropic:
-        return anthropic.Anthropic(
-            api_key=api_key,
-            base_url=self._base_url,
-            max_retries=0,
-            timeout=self.timeout_s,
-            http_client=http_client,
-        )
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         system: list[str] = []

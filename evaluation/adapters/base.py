@@ -144,6 +144,11 @@ def _cause(err: BaseException, kind: type[_Error]) -> _Error | None:
     return None
 
 
+def _sleep(seconds: float) -> None:
+    """Wait between retries; ``time.sleep`` is looked up on each call so tests can stub it."""
+    time.sleep(seconds)
+
+
 def _is_loopback(base_url: str) -> bool:
     host = urlsplit(base_url).hostname or ""
     if host == "localhost" or host.endswith(".localhost"):
@@ -223,41 +228,78 @@ def _text_only(message: Message) -> str:
 
 
 class _ChatAdapter:
-    """The retry loop, key handling and bookkeeping shared by both adapters."""
+    """The retry loop, key handling and bookkeeping shared by both adapters, and their one
+    constructor: a provider's adapter sets the class attributes below and fills in the hooks.
+
+    Args:
+        model: The model name the provider knows, e.g. ``"gpt-4o"`` or ``"qwen2.5-vl:7b"``.
+        base_url: The API root; default the provider's (``_default_base_url``). The SDKs' own
+            environment variables (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``) are deliberately
+            ignored so that results say where they came from.
+        api_key_env: The environment variable holding the API key; default the provider's
+            (``_api_key_env``).
+        params: Generation settings sent with every request; ``self.params`` holds what is
+            sent (:meth:`sent_params`).
+        retry: When and how long to retry.
+        timeout_s: Per-request timeout in seconds.
+        sleep: Called with each retry delay in seconds; default ``time.sleep``, looked up at
+            each call (so that tests can stub it).
+        api_key: The key itself (a server holding a user's key); default the environment's.
+        allow_private: Let requests go to loopback and private addresses (a local model
+            server); ``None`` reads ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS`` (see
+            :mod:`evaluation.outbound`).
+    """
 
     provider: str = ""
+    """The provider's name in ``evaluation.registry.PROVIDERS``."""
     _default_base_url: str = ""
+    _api_key_env: str = ""
+    _sdk_class: Callable[..., Any]
+    """The SDK's client class, built with the key, the base URL and the policy's HTTP client."""
     _image_detail: str | None = None
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None,
-        api_key_env: str,
-        params: GenerationParams,
-        retry: RetryPolicy,
-        timeout_s: float,
-        sleep: Callable[[float], None],
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so shared safely)
+        timeout_s: float = 120,
+        sleep: Callable[[float], None] | None = None,
         api_key: str | None = None,
         allow_private: bool | None = None,
     ) -> None:
         if not model:
             raise ValueError("model must be a non-empty model name")
         self.model = model
-        self.params = params
+        self.params = self.sent_params(model, params)
         self.retry = retry
         self.timeout_s = timeout_s
-        self.api_key_env = api_key_env
-        self._sleep = sleep
+        self.api_key_env = api_key_env or self._api_key_env
+        self._sleep = sleep if sleep is not None else _sleep
         self._base_url = base_url or self._default_base_url
-        key, secret = _resolve_api_key(api_key_env, self._base_url, api_key)
+        key, secret = _resolve_api_key(self.api_key_env, self._base_url, api_key)
         self._secret: str | None = key if secret else None
         self._not_sent: dict[str, str] = {}
+        self._prepare(params)
         # The one way out: the outbound policy's client (allow_private None reads the env).
-        self._sdk = self._make_sdk_client(
-            key, http_client(timeout=timeout_s, allow_private=allow_private)
+        self._sdk = self._sdk_class(
+            api_key=key,
+            base_url=self._base_url,
+            max_retries=0,  # RetryPolicy decides
+            timeout=timeout_s,
+            http_client=http_client(timeout=timeout_s, allow_private=allow_private),
         )
+
+    @classmethod
+    def sent_params(cls, model: str, params: GenerationParams) -> GenerationParams:
+        """The settings a client for ``model`` sends given ``params``: by default ``params``."""
+        return params
+
+    def _prepare(self, requested: GenerationParams) -> None:
+        """Set up what the provider's requests need, given the settings asked for (hook)."""
 
     @property
     def base_url(self) -> str:
@@ -445,10 +487,6 @@ class _ChatAdapter:
         )
 
     # Provider-specific parts.
-
-    def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> Any:
-        """The SDK client, sending every request through ``http_client`` (the policy's)."""
-        raise NotImplementedError
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The request body without generation settings, and a record of each image."""

@@ -5,11 +5,8 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
-import httpx2
 import openai
 
 from evaluation.adapters.base import (
@@ -23,8 +20,7 @@ from evaluation.adapters.base import (
     _UnusableResponse,
     log,
 )
-from evaluation.adapters.retry import RetryPolicy
-from evaluation.messages import GenerationParams, Message, ModelReply, TextPart
+from evaluation.messages import Message, ModelReply, TextPart
 
 __all__ = ["OPENAI_DEFAULT_BASE_URL", "OPENAI_IMAGE_DETAIL", "OpenAIChatClient"]
 
@@ -43,65 +39,18 @@ class OpenAIChatClient(_ChatAdapter):
     models that refuse it (the reasoning models) get ``max_completion_tokens`` after their
     first 400.
 
-    Args:
-        model: The model name the server knows, e.g. ``"gpt-4o"`` or ``"qwen2.5-vl:7b"``.
-        base_url: The API root including ``/v1``; default OpenAI's. ``OPENAI_BASE_URL`` is
-            deliberately ignored so that results say where they came from.
-        api_key_env: The environment variable holding the API key.
-        params: Generation settings sent with every request (``max_tokens`` and ``seed`` only
-            when set).
-        retry: When and how long to retry.
-        timeout_s: Per-request timeout in seconds.
-        sleep: Called with each retry delay in seconds (injectable for tests).
-        api_key: The key itself (a server holding a user's key); default the environment's.
-        allow_private: Let requests go to loopback and private addresses (a local model
-            server); ``None`` reads ``MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS`` (see
-            :mod:`evaluation.outbound`).
+    The constructor is the base's (:class:`~evaluation.adapters.base._ChatAdapter`): the model,
+    the API root including ``/v1`` (default OpenAI's), the key from ``OPENAI_API_KEY``, and
+    ``params`` sent as they are (``max_tokens`` and ``seed`` only when set).
     """
 
     provider = "openai"
     _default_base_url = OPENAI_DEFAULT_BASE_URL
+    _api_key_env = "OPENAI_API_KEY"
+    _sdk_class = openai.OpenAI
     _image_detail = OPENAI_IMAGE_DETAIL
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        params: GenerationParams = GenerationParams(),  # noqa: B008 (frozen, so shared safely)
-        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (frozen, so shared safely)
-        timeout_s: float = 120,
-        sleep: Callable[[float], None] = time.sleep,
-        api_key: str | None = None,
-        allow_private: bool | None = None,
-    ) -> None:
-        self._tokens_param = "max_tokens"
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            params=params,
-            retry=retry,
-            timeout_s=timeout_s,
-            sleep=sleep,
-            api_key=api_key,
-            allow_private=allow_private,
-        )
-
-    @classmethod
-    def sent_params(cls, model: str, params: GenerationParams) -> GenerationParams:
-        """The settings a client for ``model`` sends given ``params``: ``params`` themselves."""
-        return params
-
-    def _make_sdk_client(self, api_key: str, http_client: httpx2.Client) -> openai.OpenAI:
-        return openai.OpenAI(
-            api_key=api_key,
-            base_url=self._base_url,
-            max_retries=0,
-            timeout=self.timeout_s,
-            http_client=http_client,
-        )
+    _tokens_param = "max_tokens"
+    """What ``max_tokens`` is sent as: ``max_completion_tokens`` once the model refuses it."""
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         wire: list[dict[str, Any]] = []

@@ -18,12 +18,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluation.metrics import METRICS, TRACKS
+from evaluation.vocabulary import METRICS, TABLES, TRACKS
 from leaderboard.api import FIELD_ERRORS, NOT_FOUND, ApiPagination, form_errors, query_number
 from leaderboard.api_filters import ModelEntryFilter
 from leaderboard.boards.forms import LeaderboardQueryForm
 from leaderboard.boards.selectors import (
-    TABLES,
     leaderboard_table_cached,
     model_entry_detail,
     model_entry_list,

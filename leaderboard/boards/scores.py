@@ -10,14 +10,13 @@ from django.db.models import Count, Q
 
 from evaluation.confusion import behaviour_json
 from evaluation.metrics import (
-    METRICS,
     EpisodeResult,
     bootstrap_ci,
     cognitive_stability,
     cognitive_stability_ci,
     score_json,
 )
-from evaluation.prompts import LEVELS
+from evaluation.vocabulary import COMPLETED, LEVELS, METRICS, OVERALL, TRACKS
 from leaderboard.data_version import data_version_bump
 from leaderboard.models import (
     Episode,
@@ -105,9 +104,9 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     results = run_results(run=run)
     _stability_store(run, results, n_resamples)
     scores = score_json(results)
-    tables: dict[str, Any] = {**scores["levels"], "overall": scores["overall"]}
+    tables: dict[str, Any] = {**scores["levels"], OVERALL: scores["overall"]}
     intervals = bootstrap_ci(results, n_resamples=n_resamples)
-    ci: dict[str, Any] = {**intervals["levels"], "overall": intervals["overall"]}
+    ci: dict[str, Any] = {**intervals["levels"], OVERALL: intervals["overall"]}
     counts = _episode_counts(results)
     run.scores.all().delete()
     RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
@@ -128,12 +127,12 @@ def run_behaviour_refresh(*, run: Run) -> None:
 def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for r in results:
-        if r.status != "completed":
+        if r.status != COMPLETED:
             continue
-        for table in (str(r.level), "overall"):
-            row = counts.setdefault(table, {"human": 0, "robot": 0, "overall": 0})
+        for table in (str(r.level), OVERALL):
+            row = counts.setdefault(table, dict.fromkeys(TRACKS, 0))
             row[r.track.lower()] += 1
-            row["overall"] += 1
+            row[OVERALL] += 1
     return counts
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from evaluation.metrics import METRICS, TRACKS, track_table
+from evaluation.metrics import track_table
+from evaluation.vocabulary import AVG, LEVEL_KEYS, METRICS, OVERALL, TABLES, TRACK_KEYS, TRACKS
 from leaderboard.data_version import data_version_cached
 from leaderboard.models import (
     ModelEntry,
@@ -18,9 +19,6 @@ from leaderboard.models import (
     RunScore,
 )
 from simulation.versions import BENCHMARK_VERSION
-
-TABLES = ("overall", "0", "1", "2", "3")
-
 
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
 
@@ -95,8 +93,8 @@ class LeaderboardFilters:
 
 def episodes_href(run_id: int, table: str, track: str) -> str:
     """Return the address of a table cell's episodes: its run's list, filtered."""
-    query = [f"level={table}"] if table != "overall" else []
-    query += [f"track={track}"] if track != "overall" else []
+    query = [f"level={table}"] if table != OVERALL else []
+    query += [f"track={track}"] if track != OVERALL else []
     return f"/runs/{run_id}/" + (f"?{'&'.join(query)}" if query else "") + "#episodes"
 
 
@@ -352,7 +350,7 @@ def level_tables_by_run(
     *, kinds: Sequence[str] = (), sources: Sequence[str] = (), version: str = BENCHMARK_VERSION
 ) -> dict[int, dict[str, Any]]:
     """Return {run id: {level: {track: scores}}} for listed public runs with level tables."""
-    scores = RunScore.objects.on_board(version).filter(table__in=["0", "1", "2", "3"])
+    scores = RunScore.objects.on_board(version).filter(table__in=LEVEL_KEYS)
     if kinds:
         scores = scores.filter(run__model_entry__kind__in=kinds)
     if sources:
@@ -365,7 +363,7 @@ def level_tables_by_run(
     return {
         run: t
         for run, t in tables.items()
-        if len(t) == 4 and all({"human", "robot"} <= set(level) for level in t.values())
+        if len(t) == len(LEVEL_KEYS) and all(set(TRACK_KEYS) <= set(level) for level in t.values())
     }
 
 
@@ -402,9 +400,9 @@ def tracks_page(
             hidden += 1
             continue
         levels = all_runs[run.pk]
+        human, robot = TRACK_KEYS
         per_level = {
-            level: levels[level]["human"]["avg"] - levels[level]["robot"]["avg"]
-            for level in ("0", "1", "2", "3")
+            level: levels[level][human][AVG] - levels[level][robot][AVG] for level in LEVEL_KEYS
         }
         gaps.append(
             {
@@ -413,7 +411,7 @@ def tracks_page(
                 "kind": run.model_entry.kind,
                 "source": run.source,
                 "levels": per_level,
-                "mean": sum(per_level.values()) / 4,
+                "mean": sum(per_level.values()) / len(per_level),
             }
         )
     gaps.sort(key=lambda g: -g["mean"])

@@ -8,7 +8,17 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from evaluation.metrics import METRICS, TRACKS
+from evaluation.vocabulary import (
+    AVG,
+    LEVEL_KEYS,
+    LEVEL_SUMMARIES,
+    METRICS,
+    OVERALL,
+    PAPER_TABLES,
+    TRACKS,
+    level_label,
+    table_label,
+)
 from leaderboard.boards.forms import LeaderboardQueryForm
 from leaderboard.boards.selectors import (
     CSV_COLUMNS,
@@ -29,21 +39,16 @@ from leaderboard.runs.selectors import (
 )
 from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
 
-TABS = [
-    ("overall", "Overall"),
-    ("0", "Level 0"),
-    ("1", "Level 1"),
-    ("2", "Level 2"),
-    ("3", "Level 3"),
-]
+TABS = [(table, table_label(table)) for table in (OVERALL, *LEVEL_KEYS)]
+"""The boards' tabs: the overall board first."""
 
 
 LEVEL_TITLES = {
-    "overall": "Overall results (Table II): the mean of the four levels",
-    "0": "Level 0 (Table IV): mirror disclosed, with a reasoning template",
-    "1": "Level 1 (Table V): mirror disclosed, no template",
-    "2": "Level 2 (Table VI): the mirror is never mentioned",
-    "3": "Level 3 (Table VII): neither the mirror nor the body is mentioned",
+    OVERALL: f"Overall results ({PAPER_TABLES[OVERALL]}): the mean of the four levels",
+    **{
+        key: f"{level_label(key)} ({PAPER_TABLES[key]}): {LEVEL_SUMMARIES[int(key)]}"
+        for key in LEVEL_KEYS
+    },
 }
 
 
@@ -58,7 +63,7 @@ def _csv_bad_request(form: LeaderboardQueryForm) -> HttpResponse:
 
 
 def _csv_url(table: str) -> str:
-    if table == "overall":
+    if table == OVERALL:
         return reverse("leaderboard:overall-csv")
     return reverse("leaderboard:level-csv", kwargs={"table": table})
 
@@ -120,7 +125,7 @@ def _active_filters(filters: LeaderboardFilters) -> int:
     )
 
 
-def leaderboard_page(request: HttpRequest, table: str = "overall") -> HttpResponse:
+def leaderboard_page(request: HttpRequest, table: str = OVERALL) -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
@@ -168,7 +173,7 @@ def _version_context(version: str) -> dict[str, object]:
     }
 
 
-def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpResponse:
+def leaderboard_csv(request: HttpRequest, table: str = OVERALL) -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     if not form.is_valid():
         return _csv_bad_request(form)
@@ -178,7 +183,7 @@ def leaderboard_csv(request: HttpRequest, table: str = "overall") -> HttpRespons
         (table, filters),
         lambda: leaderboard_table(table=table, filters=filters).csv_rows(),
     )
-    name = "overall" if table == "overall" else f"level-{table}"
+    name = OVERALL if table == OVERALL else f"level-{table}"
     return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, rows)
 
 
@@ -200,7 +205,7 @@ def tracks(request: HttpRequest) -> HttpResponse:
         "page": page,
         "baselines": baselines,
         "form": form,
-        "levels": ["0", "1", "2", "3"],
+        "levels": LEVEL_KEYS,
         "tabs": TABS,
         "table": "tracks",
         "query": request.GET.urlencode(),
@@ -216,7 +221,7 @@ def tracks_csv(request: HttpRequest) -> HttpResponse:
         return _csv_bad_request(form)
     page = tracks_page(sources=sources, version=version)
     rows = []
-    for level in ("0", "1", "2", "3", "avg"):
+    for level in (*LEVEL_KEYS, AVG):
         cells = page.table_iii.get(level) or {}
         rows.append([level, *(cells.get(track) for track in TRACKS)])
     return csv_response("mirrorbench-tracks.csv", ["level", *TRACKS], rows)

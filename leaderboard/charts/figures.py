@@ -20,7 +20,18 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from leaderboard.charts.selectors import LEVELS, MLLM_KINDS, RANDOM_SLUG, ChartRun, runs_by_model
+from evaluation.vocabulary import (
+    AVG,
+    EPISODE_METRICS,
+    LEVEL_KEYS,
+    OVERALL,
+    TRACKS,
+    level_label,
+    level_short,
+    metric_label,
+    track_label,
+)
+from leaderboard.charts.selectors import MLLM_KINDS, RANDOM_SLUG, ChartRun, runs_by_model
 from leaderboard.formatting import KIND_LABELS, SOURCE_LABELS, metric, params
 from leaderboard.models import ModelEntry
 
@@ -56,8 +67,8 @@ TRACK_STYLES = {
     "overall": (OKABE_ITO["grey"], "."),
 }
 """Track -> (bar colour, bar pattern)."""
-RADAR_METRICS = ("tsr", "sir", "fcr", "pcr")
-LEVEL_NAMES = {level: f"Level {level}" for level in LEVELS}
+RADAR_METRICS = EPISODE_METRICS
+LEVEL_NAMES = {level: level_label(level) for level in LEVEL_KEYS}
 FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 13}
 LABELLED_POINTS = 25
 """Up to this many bubbles carry their model's name on the chart (more would overlap)."""
@@ -422,15 +433,18 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
     per model (up to four), on a common radial scale so the levels compare."""
     shown = [run for run in runs if run.has_levels]
     values = [
-        run.tables[level]["overall"][m] for run in shown for level in LEVELS for m in RADAR_METRICS
+        run.tables[level][OVERALL][m]
+        for run in shown
+        for level in LEVEL_KEYS
+        for m in RADAR_METRICS
     ]
     floor = _radial_floor(values)
-    theta = [m.upper() for m in RADAR_METRICS]
+    theta = [metric_label(m) for m in RADAR_METRICS]
     figure = go.Figure()
     for i, run in enumerate(shown):
         colour, symbol, dash = SERIES_STYLES[i % len(SERIES_STYLES)]
-        for j, level in enumerate(LEVELS):
-            cell = run.tables[level]["overall"]
+        for j, level in enumerate(LEVEL_KEYS):
+            cell = run.tables[level][OVERALL]
             r = [cell[m] for m in RADAR_METRICS]
             figure.add_trace(
                 go.Scatterpolar(
@@ -485,7 +499,7 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
         },
     }
     annotations = []
-    for k, level in enumerate(LEVELS):
+    for k, level in enumerate(LEVEL_KEYS):
         key = "polar" if k == 0 else f"polar{k + 1}"
         layout[key] = {**polar, "domain": domains[k]}
         narrow[key] = {"domain": narrow_domains[k]}
@@ -541,15 +555,15 @@ def radar_table(runs: Sequence[ChartRun]) -> ChartTable:
         [
             run.model,
             LEVEL_NAMES[level],
-            *(metric(run.tables[level]["overall"][m]) for m in RADAR_METRICS),
+            *(metric(run.tables[level][OVERALL][m]) for m in RADAR_METRICS),
         ]
         for run in runs
         if run.has_levels
-        for level in LEVELS
+        for level in LEVEL_KEYS
     ]
     return ChartTable(
         caption="The four metrics at each level (Overall column of the level tables)",
-        columns=["Model", "Level", *(m.upper() for m in RADAR_METRICS)],
+        columns=["Model", "Level", *(metric_label(m) for m in RADAR_METRICS)],
         rows=rows,
         note=_level_note(runs),
     )
@@ -562,7 +576,7 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
     """Return Fig. 3: one panel per metric (TSR, SIR, FCR, PCR), the level on the x axis, one
     line per model (Overall column)."""
     shown = [run for run in runs if run.has_levels]
-    titles = [m.upper() for m in RADAR_METRICS]
+    titles = [metric_label(m) for m in RADAR_METRICS]
     figure = make_subplots(
         rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16
     )
@@ -574,20 +588,20 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
                     name=_escape(run.model),
                     legendgroup=run.slug,
                     showlegend=k == 0,
-                    x=[int(level) for level in LEVELS],
-                    y=[run.tables[level]["overall"][m] for level in LEVELS],
+                    x=[int(level) for level in LEVEL_KEYS],
+                    y=[run.tables[level][OVERALL][m] for level in LEVEL_KEYS],
                     mode="lines+markers",
                     line={"color": colour, "dash": dash, "width": 2},
                     marker={"symbol": symbol, "size": 8, "color": colour},
                     hovertemplate=f"{_escape(run.model)}<br>Level %{{x}}<br>"
-                    f"{m.upper()} %{{y:.3f}}<extra></extra>",
+                    f"{metric_label(m)} %{{y:.3f}}<extra></extra>",
                 ),
                 row=k // 2 + 1,
                 col=k % 2 + 1,
             )
     figure.update_xaxes(
-        tickvals=[0, 1, 2, 3],
-        ticktext=["L0", "L1", "L2", "L3"],
+        tickvals=[int(level) for level in LEVEL_KEYS],
+        ticktext=[level_short(level) for level in LEVEL_KEYS],
         range=[-0.2, 3.2],
         gridcolor="#e5e5e5",
         linecolor="#666666",
@@ -640,14 +654,18 @@ def _stacked_panels(figure: go.Figure) -> dict[str, Any]:
 def trajectories_table(runs: Sequence[ChartRun]) -> ChartTable:
     """Return the trajectories' numbers: each model's metrics at levels 0 to 3."""
     rows = [
-        [run.model, m.upper(), *(metric(run.tables[level]["overall"][m]) for level in LEVELS)]
+        [
+            run.model,
+            metric_label(m),
+            *(metric(run.tables[level][OVERALL][m]) for level in LEVEL_KEYS),
+        ]
         for run in runs
         if run.has_levels
         for m in RADAR_METRICS
     ]
     return ChartTable(
         caption="Each metric across the levels (Overall column of the level tables)",
-        columns=["Model", "Metric", *(LEVEL_NAMES[level] for level in LEVELS)],
+        columns=["Model", "Metric", *(LEVEL_NAMES[level] for level in LEVEL_KEYS)],
         rows=rows,
         note=_level_note(runs),
     )
@@ -655,11 +673,11 @@ def trajectories_table(runs: Sequence[ChartRun]) -> ChartTable:
 
 # Table III as a chart: Human against Robot by level.
 
-TRACK_ROWS = (*LEVELS, "avg")
+TRACK_ROWS = (*LEVEL_KEYS, AVG)
 
 
 def _track_row_name(row: str) -> str:
-    return "Average" if row == "avg" else LEVEL_NAMES[row]
+    return "Average" if row == AVG else LEVEL_NAMES[row]
 
 
 def tracks_figure(table_iii: Mapping[str, Mapping[str, float | None]], models: int) -> Chart:
@@ -669,11 +687,11 @@ def tracks_figure(table_iii: Mapping[str, Mapping[str, float | None]], models: i
     for track, (colour, pattern) in TRACK_STYLES.items():
         figure.add_trace(
             go.Bar(
-                name=track.capitalize(),
+                name=track_label(track),
                 x=[_track_row_name(row) for row in rows],
                 y=[table_iii[row].get(track) for row in rows],
                 marker={"color": colour, "pattern": {"shape": pattern}},
-                hovertemplate=f"{track.capitalize()}, %{{x}}: %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{track_label(track)}, %{{x}}: %{{y:.3f}}<extra></extra>",
             )
         )
     figure.update_layout(
@@ -698,7 +716,7 @@ def tracks_table(table_iii: Mapping[str, Mapping[str, float | None]], models: in
     return ChartTable(
         caption=f"Mean AVG over {models} MLLM result{'s' if models != 1 else ''}, by level "
         "and track",
-        columns=["Level", "Human", "Robot", "Overall"],
+        columns=["Level", *(track_label(track) for track in TRACKS)],
         rows=rows,
         note=note,
     )

@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from evaluation.metrics import METRICS
+from evaluation.vocabulary import AVG, LEVEL_KEYS, METRICS, OVERALL
 from leaderboard.boards.selectors import sanity_check
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 from simulation.versions import BENCHMARK_VERSION
 
-LEVELS = ("0", "1", "2", "3")
 MLLM_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
 MAX_MODELS = 4
 """Most models one radar, trajectory chart or comparison shows."""
@@ -49,12 +48,12 @@ class ChartRun:
     @property
     def overall_avg(self) -> float | None:
         """The AVG of Table II's Overall column: what the leaderboard ranks by."""
-        return self.tables.get("overall", {}).get("overall", {}).get("avg")
+        return self.tables.get(OVERALL, {}).get(OVERALL, {}).get(AVG)
 
     @property
     def has_levels(self) -> bool:
         """Whether the run has the Overall column of all four level tables."""
-        return all("overall" in self.tables.get(level, {}) for level in LEVELS)
+        return all(OVERALL in self.tables.get(level, {}) for level in LEVEL_KEYS)
 
 
 def _listed(version: str) -> QuerySet[RunScore]:
@@ -172,12 +171,12 @@ def default_slugs(runs: Sequence[ChartRun]) -> list[str]:
 
 def best_model_slug(*, version: str = BENCHMARK_VERSION) -> str | None:
     """Return the MLLM with the highest overall AVG among those with level tables (one query)."""
-    levels = _listed(version).filter(table="3", track="overall").values("run_id")
+    levels = _listed(version).filter(table=LEVEL_KEYS[-1], track=OVERALL).values("run_id")
     row = (
         _listed(version)
         .filter(
-            table="overall",
-            track="overall",
+            table=OVERALL,
+            track=OVERALL,
             run__model_entry__kind__in=MLLM_KINDS,
             run_id__in=levels,
         )
@@ -221,7 +220,7 @@ def scene_scores(*, run_ids: Sequence[int]) -> dict[int, dict[str, float]]:
         run_id: {
             scene: sum(values) / len(values)
             for scene, values in scenes.items()
-            if len(values) == len(LEVELS)
+            if len(values) == len(LEVEL_KEYS)
         }
         for run_id, scenes in sums.items()
     }

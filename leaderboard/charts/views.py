@@ -17,12 +17,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from evaluation.metrics import METRICS
+from evaluation.vocabulary import AVG, METRICS, OVERALL, PAPER_TABLES, TABLES, table_label
 from leaderboard.boards.selectors import tracks_page
 from leaderboard.charts import figures
 from leaderboard.charts.forms import ChartQueryForm
 from leaderboard.charts.selectors import (
-    LEVELS,
     MAX_MODELS,
     RANDOM_SLUG,
     ChartRun,
@@ -196,22 +195,22 @@ def compare_tables(picked: Sequence[ChartRun]) -> list[dict[str, Any]]:
     """Return the level tables side by side: one table per level (and overall), one row per
     model, the Overall column's metrics with the Human and Robot AVG."""
     tables = []
-    for table in (*LEVELS, "overall"):
+    for table in TABLES:
         rows = []
         for run in picked:
             cells = run.tables.get(table, {})
-            overall = cells.get("overall")
+            overall = cells.get(OVERALL)
             rows.append(
                 {
                     "model": run.model,
                     "slug": run.slug,
                     "source": run.source,
                     "values": [metric(overall[m]) if overall else "" for m in METRICS],
-                    "human": metric((cells.get("human") or {}).get("avg")),
-                    "robot": metric((cells.get("robot") or {}).get("avg")),
+                    "human": metric((cells.get("human") or {}).get(AVG)),
+                    "robot": metric((cells.get("robot") or {}).get(AVG)),
                 }
             )
-        title = "Overall (Table II)" if table == "overall" else f"Level {table}"
+        title = f"Overall ({PAPER_TABLES[OVERALL]})" if table == OVERALL else table_label(table)
         tables.append({"table": table, "title": title, "rows": rows})
     return tables
 

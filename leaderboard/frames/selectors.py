@@ -36,9 +36,10 @@ def frame_exists(key: str) -> bool:
 
 
 def run_image_size(run: Run) -> int:
-    """Return the side of the images of a run: its spec's, else its bundle header's."""
-    if run.spec and run.spec.get("image_size"):
-        return int(run.spec["image_size"])
+    """Return the side of the images of a run: its configuration's, else its bundle header's."""
+    config = run.config
+    if config is not None:
+        return config.image_size
     return int((run.metadata or {}).get("renderer", {}).get("image_size", DEFAULT_SIZE))
 
 

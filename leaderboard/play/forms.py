@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evaluation.vocabulary import LEVEL_KEYS, level_label
 from leaderboard.play.selectors import SUBSETS
 from simulation.catalogue import scene_set
 
@@ -16,7 +17,7 @@ class PlayStartForm(forms.Form):
         required=False,
         coerce=int,
         empty_value=None,
-        choices=[("", "Random"), *((str(level), f"Level {level}") for level in range(4))],
+        choices=[("", "Random"), *((key, level_label(key)) for key in LEVEL_KEYS)],
     )
 
     def __init__(self, *args: object, **kwargs: object) -> None:

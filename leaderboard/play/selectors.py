@@ -12,15 +12,14 @@ from typing import Any
 
 from django.urls import reverse
 
-from evaluation.bundle import METRIC_KEYS
 from evaluation.prompts import (
-    LEVELS,
     OPTION_TEXT,
     HistoryEntry,
     instructions_text,
     status_text,
     task_text,
 )
+from evaluation.vocabulary import LEVELS, METRICS
 from leaderboard.models import Episode, ModelEntry, Run, RunScore, Step
 from leaderboard.play.state import PlayState
 from leaderboard.replays.selectors import frame_urls
@@ -203,7 +202,7 @@ def _result(state: PlayState) -> dict[str, Any]:
         "success": state.success,
         "steps": state.index,
         "distances": state.distances,
-        "metrics": {m: metrics.get(m) for m in METRIC_KEYS},
+        "metrics": {m: metrics.get(m) for m in METRICS},
         "models": play_comparison(scene_id=state.scene.scene_id, level=state.level),
         "reported_human_avg": reported_human_avg(),
         "replay": replay,

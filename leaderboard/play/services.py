@@ -32,10 +32,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation.agents import Decision
-from evaluation.bundle import COMPLETED, METRIC_KEYS, episode_record, make_header
+from evaluation.bundle import episode_record
+from evaluation.config import RunConfig, bundle_header
 from evaluation.metrics import episode_score
-from evaluation.prompts import LEVELS
 from evaluation.runner import step_record
+from evaluation.vocabulary import COMPLETED, LEVELS, METRICS, levels_text
 from leaderboard.boards.entries import (
     benchmark_current,
     entry_name_match,
@@ -92,7 +93,7 @@ def _state(
     metrics = None
     if state.done:
         score = episode_score(state.distances)
-        metrics = {m: getattr(score, m) for m in METRIC_KEYS}
+        metrics = {m: getattr(score, m) for m in METRICS}
     return PlayState(
         ref=ref,
         scene=scene,
@@ -151,16 +152,11 @@ def human_run_ensure(*, user: Any) -> Run:
         run = human_run(user=user)
         if run is not None:
             return run
-        size = settings.MIRRORBENCH_PLAY_IMAGE_SIZE
-        agent = f"{HUMAN_AGENT_PREFIX}{user.username}"
-        scenes = list(scene_set())
-        header = make_header(
-            agent={"name": agent, "kind": "human"},
-            renderer={"version": renderer_version(), "image_size": size, "image_history": 1},
-            selection={"levels": list(LEVELS), "scenes": scenes},
-            seed=0,
-            extra={"model": None, "generation": None},
+        config = RunConfig(
+            agent=f"{HUMAN_AGENT_PREFIX}{user.username}",
+            image_size=settings.MIRRORBENCH_PLAY_IMAGE_SIZE,
         )
+        scenes = list(scene_set())
         now = timezone.now()
         return Run.objects.create(
             model_entry=_human_entry(user),
@@ -169,19 +165,10 @@ def human_run_ensure(*, user: Any) -> Run:
             source=Run.Source.EVALUATED,
             status=Run.Status.COMPLETED,
             visibility=Run.Visibility.PRIVATE,
-            agent=agent,
-            spec={
-                "agent": agent,
-                "kind": "human",
-                "levels": list(LEVELS),
-                "scenes": "all",
-                "base_url": None,
-                "seed": 0,
-                "image_size": size,
-                "image_history": 1,
-            },
-            metadata=header,
-            episodes_expected=len(scenes) * len(LEVELS),
+            agent=config.agent,
+            spec=config.as_dict(),
+            metadata=bundle_header(config, scenes=scenes),
+            episodes_expected=len(scenes) * len(config.levels),
             started=now,
             finished=now,
         )
@@ -199,7 +186,7 @@ def _scene_and_level(
     if scene_id is not None and scene_id not in scenes:
         raise FieldError("scene", f"expected a scene of this benchmark, got {scene_id[:100]!r}")
     if level is not None and level not in LEVELS:
-        raise FieldError("level", f"expected one of 0, 1, 2, 3, got {level!r}")
+        raise FieldError("level", f"expected one of {levels_text()}, got {level!r}")
     candidates = [
         (s, lv)
         for s in sorted(scenes)
@@ -412,7 +399,7 @@ def _stored_answer(*, player: Player, ref: str, pk: int, index: int, option: int
                 success=state.success,
                 distances=state.distances,
                 steps=steps,
-                metrics={m: getattr(score, m) for m in METRIC_KEYS},
+                metrics={m: getattr(score, m) for m in METRICS},
             )
             fields.update(Episode.fields_from_record(record))
         # The row is locked; the condition on the step is a second guard, for any database.

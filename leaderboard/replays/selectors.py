@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from evaluation.messages import ImagePart
-from evaluation.metrics import D_TH, TRACKS
+from evaluation.metrics import D_TH
 from evaluation.prompts import (
     OPTION_TEXT,
     PROMPT_VERSION,
@@ -23,6 +23,18 @@ from evaluation.prompts import (
     HistoryEntry,
     build_messages,
     messages_as_text,
+)
+from evaluation.registry import agent_looks
+from evaluation.vocabulary import (
+    CONFUSED,
+    ERROR,
+    FAILURE,
+    OVERALL,
+    SUCCESS,
+    TABLES,
+    TRACK_KEYS,
+    TRACKS,
+    level_label,
 )
 from leaderboard.frames.selectors import episode_cells, run_image_size
 from leaderboard.models import Episode, Frame, Run, Scene, Step
@@ -33,13 +45,6 @@ from simulation.dynamics import Action, Vec3, goal_cell
 from simulation.renderer import frame_key
 
 EPISODES_PER_PAGE = 48
-OUTCOMES = {
-    "success": "Reached the mark",
-    "failure": "Did not reach it",
-    "confused": "Mirror-confused",
-    "error": "Ended in error",
-}
-TRACK_NAMES = {"human": "Human", "robot": "Robot"}
 FOLD_CHARS = 600
 """Responses longer than this (or than ``FOLD_LINES`` lines) are folded in the replay."""
 FOLD_LINES = 8
@@ -197,7 +202,7 @@ def episode_replay(*, episode_id: int, user: Any) -> EpisodeReplay:
         views=views,
         keys=keys,
         chart=distance_chart([v["distance"] or 0 for v in views]),
-        agent_looks=run.agent.split(":", 1)[0] not in ("random", "oracle"),
+        agent_looks=agent_looks(run.agent),
         same_renderer=same,
         renderer=version,
         agent_renderer=agent_renderer if not same else version,
@@ -221,16 +226,16 @@ def run_episode_page(
     if filters.level is not None:
         episodes = episodes.filter(level=filters.level)
     if filters.track:
-        episodes = episodes.filter(scene__track=TRACK_NAMES[filters.track])
+        episodes = episodes.filter(scene__track=TRACK_KEYS[filters.track])
     if filters.scene:
         episodes = episodes.filter(scene__scene_id=filters.scene)
-    if filters.outcome == "success":
+    if filters.outcome == SUCCESS:
         episodes = episodes.filter(status=Episode.Status.COMPLETED, success=True)
-    elif filters.outcome == "failure":
+    elif filters.outcome == FAILURE:
         episodes = episodes.filter(status=Episode.Status.COMPLETED, success=False)
-    elif filters.outcome == "confused":
+    elif filters.outcome == CONFUSED:
         episodes = episodes.filter(mirror_confused=True)
-    elif filters.outcome == "error":
+    elif filters.outcome == ERROR:
         episodes = episodes.filter(status=Episode.Status.ERROR)
     paginator = Paginator(episodes, EPISODES_PER_PAGE)
     return paginator.get_page(page), paginator.count
@@ -280,7 +285,8 @@ def episode_prompt(*, episode: Episode, step: int) -> str:
     size = run_image_size(episode.run)
     steps = list(Step.objects.filter(episode=episode, index__lt=step).order_by("index"))
     history = [HistoryEntry(s.option, s.executed) for s in steps if s.option is not None]
-    image_history = int((episode.run.spec or {}).get("image_history", 1))
+    config = episode.run.config
+    image_history = config.image_history if config else 1
     # The runner keeps one view per answered step and shows the last ``image_history``.
     previous = [
         ImagePart(b"", size, size, "previous view") for _ in range(min(image_history, len(history)))
@@ -334,10 +340,10 @@ def run_behaviour_rows(run: Run) -> list[dict[str, Any]]:
     if not behaviour:
         return []
     rows = []
-    for table in ("0", "1", "2", "3", "overall"):
-        cells = behaviour["overall"] if table == "overall" else behaviour["levels"].get(table)
+    for table in TABLES:
+        cells = behaviour["overall"] if table == OVERALL else behaviour["levels"].get(table)
         if not cells or not any(cells.values()):
             continue
-        label = "Overall (mean of levels)" if table == "overall" else f"Level {table}"
+        label = "Overall (mean of levels)" if table == OVERALL else level_label(table)
         rows.append({"table": table, "label": label, "cells": [cells.get(t) for t in TRACKS]})
     return rows

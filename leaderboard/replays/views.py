@@ -12,7 +12,8 @@ from django.http import (
 from django.shortcuts import render
 
 from evaluation.confusion import CONFUSED_MIN_MOVES, CONFUSED_THRESHOLD
-from evaluation.metrics import D_TH, TRACKS
+from evaluation.metrics import D_TH
+from evaluation.vocabulary import LEVEL_KEYS, OUTCOMES, OVERALL, TRACKS, episode_outcome
 from leaderboard.exports import csv_response
 from leaderboard.frames.selectors import gallery_scenes
 from leaderboard.frames.services import (
@@ -74,11 +75,8 @@ def episode_page(request: HttpRequest, episode_id: int) -> HttpResponse:
 
 
 def _outcome(episode: Episode) -> str:
-    if episode.status == Episode.Status.ERROR:
-        return "Ended in error"
-    if episode.status != Episode.Status.COMPLETED:
-        return episode.get_status_display()
-    return "Reached the mark" if episode.success else "Did not reach the mark"
+    outcome = episode_outcome(episode.status, episode.success)
+    return OUTCOMES[outcome] if outcome else episode.get_status_display()
 
 
 def episode_prompt_text(request: HttpRequest, episode_id: int) -> HttpResponse:
@@ -154,8 +152,8 @@ def run_behaviour_csv(request: HttpRequest, run_id: int) -> HttpResponse:
         raise Http404(f"no run {run_id} that you may see") from None
     behaviour = run.behaviour or {"levels": {}, "overall": {}}
     rows = []
-    tables = [*((level, behaviour["levels"].get(level)) for level in "0123")]
-    tables.append(("overall", behaviour.get("overall")))
+    tables = [*((level, behaviour["levels"].get(level)) for level in LEVEL_KEYS)]
+    tables.append((OVERALL, behaviour.get("overall")))
     for table, cells in tables:
         for track in TRACKS:
             cell = (cells or {}).get(track)

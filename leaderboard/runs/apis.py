@@ -17,10 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluation.metrics import METRICS
 from evaluation.outbound import ERROR_CATEGORIES
-from evaluation.prompts import LEVELS
-from evaluation.registry import PROVIDERS
+from evaluation.registry import provider_choices
+from evaluation.vocabulary import LEVELS, METRICS
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
 from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
@@ -230,7 +229,7 @@ class EvaluationCreateApi(APIView):
     throttle_scope = "evaluations"
 
     class InputSerializer(serializers.Serializer):
-        provider = serializers.ChoiceField(choices=list(PROVIDERS.items()))
+        provider = serializers.ChoiceField(choices=provider_choices())
         base_url = serializers.URLField(
             required=False, allow_blank=True, max_length=500, help_text="API base URL."
         )

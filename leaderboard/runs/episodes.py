@@ -7,11 +7,11 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from evaluation.vocabulary import OUTCOMES
 from leaderboard.frames.selectors import run_image_size
 from leaderboard.frames.services import FrameSpec
 from leaderboard.models import Run
 from leaderboard.replays.selectors import (
-    OUTCOMES,
     EpisodeFilters,
     episode_final_cells,
     frame_urls,

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from django import forms
 
-from evaluation.registry import PROVIDERS
+from evaluation.registry import provider_choices
+from evaluation.vocabulary import (
+    LEVEL_KEYS,
+    LEVEL_SUMMARIES,
+    LEVELS,
+    OUTCOMES,
+    TRACK_KEYS,
+    level_label,
+)
 from leaderboard.models import ModelEntry
 
 
@@ -17,7 +25,7 @@ class HostedEvaluationForm(forms.Form):
         ("robot", "Robot track (18)"),
     ]
 
-    provider = forms.ChoiceField(choices=list(PROVIDERS.items()))
+    provider = forms.ChoiceField(choices=provider_choices())
     base_url = forms.URLField(required=False, label="Base URL", assume_scheme="https")
     model = forms.CharField(max_length=200, label="Model name at the provider")
     entry_name = forms.CharField(
@@ -39,13 +47,10 @@ class HostedEvaluationForm(forms.Form):
     )
     levels = forms.TypedMultipleChoiceField(
         choices=[
-            ("0", "Level 0: mirror disclosed, with a reasoning template"),
-            ("1", "Level 1: mirror disclosed"),
-            ("2", "Level 2: the mirror is never mentioned"),
-            ("3", "Level 3: neither the mirror nor the body"),
+            (str(level), f"{level_label(level)}: {LEVEL_SUMMARIES[level]}") for level in LEVELS
         ],
         coerce=int,
-        initial=["0", "1", "2", "3"],
+        initial=list(LEVEL_KEYS),
         widget=forms.CheckboxSelectMultiple,
         help_text="The leaderboard ranks runs of all four levels on all 66 scenes.",
     )
@@ -57,22 +62,14 @@ class EpisodeListForm(forms.Form):
     """The GET parameters of a run's episode list: all optional."""
 
     level = forms.TypedChoiceField(
-        choices=[("", "All levels")] + [(str(level), f"Level {level}") for level in range(4)],
+        choices=[("", "All levels"), *((key, level_label(key)) for key in LEVEL_KEYS)],
         coerce=int,
         empty_value=None,
         required=False,
     )
-    track = forms.ChoiceField(
-        choices=[("", "Both tracks"), ("human", "Human"), ("robot", "Robot")], required=False
-    )
+    track = forms.ChoiceField(choices=[("", "Both tracks"), *TRACK_KEYS.items()], required=False)
     outcome = forms.ChoiceField(
-        choices=[
-            ("", "Any outcome"),
-            ("success", "Reached the mark"),
-            ("failure", "Did not reach it"),
-            ("confused", "Mirror-confused"),
-            ("error", "Ended in error"),
-        ],
+        choices=[("", "Any outcome"), *OUTCOMES.items()],
         required=False,
     )
     scene = forms.CharField(required=False, max_length=100, label="Scene")

@@ -13,11 +13,12 @@ from django.db.models import Avg, Count, Exists, Max, OuterRef, Prefetch, Q, Que
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evaluation.bundle import make_header
+from evaluation.adapters.base import public_base_url
+from evaluation.config import RunConfig, bundle_header
 from evaluation.estimate import TYPICAL_STEPS, estimate_run
-from evaluation.messages import GenerationParams
-from evaluation.metrics import TRACKS, EpisodeResult, score_json
-from evaluation.registry import describe_agent, header_extras
+from evaluation.metrics import EpisodeResult, score_json
+from evaluation.registry import parse_agent_spec
+from evaluation.vocabulary import AVG, OVERALL, PAPER_TABLES, TABLES, TRACKS, table_label
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.selectors import scores_prefetch
 from leaderboard.models import (
@@ -26,7 +27,6 @@ from leaderboard.models import (
     RunScore,
     Step,
 )
-from simulation.backends import renderer_version
 from simulation.catalogue import select_scenes
 from simulation.versions import BENCHMARK_VERSION
 
@@ -37,9 +37,9 @@ def run_tables(run: Run) -> list[dict[str, Any]]:
     for score in run.scores.all():
         by_table.setdefault(score.table, {})[score.track] = score
     tables = []
-    for table in ("0", "1", "2", "3", "overall"):
+    for table in TABLES:
         if table in by_table:
-            title = "Overall (Table II)" if table == "overall" else f"Level {table}"
+            title = f"Overall ({PAPER_TABLES[OVERALL]})" if table == OVERALL else table_label(table)
             tables.append(
                 {"table": table, "title": title, "rows": [by_table[table].get(t) for t in TRACKS]}
             )
@@ -50,9 +50,7 @@ def run_avg_by_level(*, run: Run) -> dict[str, float | None]:
     """Return the overall AVG of each level over the episodes finished so far."""
 
     scores = score_json(run_results(run=run))
-    return {
-        level: (table.get("overall") or {}).get("avg") for level, table in scores["levels"].items()
-    }
+    return {level: (table.get(OVERALL) or {}).get(AVG) for level, table in scores["levels"].items()}
 
 
 def run_manageable(*, run: Run, user: Any) -> bool:
@@ -310,7 +308,8 @@ def eta_text(eta: tuple[float, float] | None) -> str:
 def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
     """Return the run's cost so far in US dollars, when a price is configured for its agent
     (``input_tokens`` and ``output_tokens``: those spent, cached steps left out)."""
-    price = settings.MIRRORBENCH_PRICES.get((run.spec or {}).get("agent", ""))
+    config = run.config
+    price = settings.MIRRORBENCH_PRICES.get(config.agent) if config else None
     if not price:
         return None
     cost = input_tokens * float(price.get("input_per_mtok", 0)) + output_tokens * float(
@@ -324,7 +323,7 @@ def run_bundle(*, run: Run, user: Any = None) -> list[dict[str, Any]]:
 
     Built from stored data only (no client, no API key): the header stored with the run when it
     was created or imported, or, for runs created before headers were stored, one described
-    from the run's spec. The header's endpoint is whole for the run's owner and moderators
+    from the run's configuration. The header's endpoint is whole for the run's owner and moderators
     (and with ``user`` None: the ``export_run`` command), its scheme and host for anyone else.
     """
     episodes = list(
@@ -346,25 +345,19 @@ def run_header(*, run: Run) -> dict[str, Any]:
         header = dict(run.metadata)
         header["tool"] = {**header.get("tool", {}), "run": run.pk}
         return header
-    spec = run.spec
+    config = run.config
+    if config is None:
+        raise ValueError(f"run {run.pk} has neither a stored header nor a configuration")
     levels = sorted({e.level for e in run.episodes.all()})
     ordered = run.episodes.select_related("scene").order_by("scene_id")
     scenes = list(dict.fromkeys(e.scene.scene_id for e in ordered))
-    # What the worker sends (services.runs): temperature 0, no seed, a cap only if the spec has one.
-    params = GenerationParams(max_tokens=spec.get("max_tokens"))
-    return make_header(
+    return bundle_header(
+        config,
+        scenes=scenes,
+        levels=levels,
         benchmark=run.benchmark.as_dict(),
-        agent=describe_agent(spec["agent"], seed=spec["seed"], image_history=spec["image_history"]),
-        renderer={
-            "version": renderer_version(),
-            "image_size": spec["image_size"],
-            "image_history": spec["image_history"],
-        },
-        selection={"levels": levels, "scenes": scenes},
-        seed=spec["seed"],
         created=run.created.isoformat(timespec="seconds"),
         tool={"run": run.pk},
-        extra=header_extras(spec["agent"], base_url=spec["base_url"], params=params),
     )
 
 
@@ -399,13 +392,12 @@ def run_endpoint(*, run: Run, user: Any) -> str | None:
     moderators, its scheme and host for everyone else.
     """
     model = (run.metadata or {}).get("model") or {}
-    base_url = model.get("base_url") or (run.spec or {}).get("base_url")
+    config = run.config
+    base_url = model.get("base_url") or (config.base_url if config else None)
     if not base_url:
         return None
     if endpoint_visible_whole(run=run, user=user):
-        from evaluation.adapters import public_base_url
-
-        return str(public_base_url(base_url))
+        return public_base_url(base_url)
     return endpoint_origin(base_url)
 
 
@@ -481,15 +473,16 @@ class ProviderLimits:
 
 
 def provider_key(agent: str, base_url: str | None) -> str:
-    """Return the key a run's limits are looked up and counted under."""
-    provider = agent.split(":", 1)[0]
+    """Return the key a run's limits are looked up and counted under: its provider (or its
+    agent's name) and the endpoint."""
+    provider = parse_agent_spec(agent).name
     return f"{provider}|{base_url}" if base_url else provider
 
 
 def limits_for(agent: str, base_url: str | None) -> ProviderLimits:
     """Return the limits configured for an endpoint (most specific key first)."""
     configured: dict[str, Any] = settings.MIRRORBENCH_PROVIDER_LIMITS
-    for key in (provider_key(agent, base_url), agent.split(":", 1)[0]):
+    for key in (provider_key(agent, base_url), parse_agent_spec(agent).name):
         if key in configured:
             value = configured[key]
             return ProviderLimits(rpm=value.get("rpm"), parallel=value.get("parallel"))
@@ -498,15 +491,20 @@ def limits_for(agent: str, base_url: str | None) -> ProviderLimits:
 
 def parallel_slots_free(run: Run) -> bool:
     """Return whether one more episode of ``run`` may call its provider now."""
-    spec = run.spec or {}
-    limits = limits_for(spec.get("agent", ""), spec.get("base_url"))
+    config = run.config
+    if config is None:
+        return True
+    limits = limits_for(config.agent, config.base_url)
     if limits.parallel is None:
         return True
-    key = provider_key(spec["agent"], spec.get("base_url"))
+    key = provider_key(config.agent, config.base_url)
     running = [
-        provider_key(r["run__spec"].get("agent", ""), r["run__spec"].get("base_url"))
-        for r in Episode.objects.filter(
-            status=Episode.Status.RUNNING, run__status=Run.Status.RUNNING
-        ).values("run__spec")
+        provider_key(other.agent, other.base_url)
+        for other in (
+            RunConfig.from_dict(r["run__spec"])
+            for r in Episode.objects.filter(
+                status=Episode.Status.RUNNING, run__status=Run.Status.RUNNING
+            ).values("run__spec")
+        )
     ]
     return running.count(key) < limits.parallel

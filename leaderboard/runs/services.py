@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -14,11 +13,9 @@ from django.db import (
 )
 from django.utils import timezone
 
-from evaluation.prompts import LEVELS
-from evaluation.registry import (
-    AgentSpecError,
-    agent_spec_check,
-)
+from evaluation.config import RunConfig
+from evaluation.registry import AGENTS, AgentSpecError, model_spec
+from evaluation.vocabulary import LEVELS, levels_text
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import (
@@ -45,76 +42,45 @@ from leaderboard.runs.selectors import (
     run_header,
 )
 from simulation.catalogue import select_scenes
-from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """What to evaluate: the agent and the part of the benchmark."""
-
-    agent: str
-    levels: tuple[int, ...] = LEVELS
-    scenes: str = "all"
-    base_url: str | None = None
-    seed: int = 0
-    """The run's seed (the random agent's); never sent to a model API."""
-    image_size: int = DEFAULT_SIZE
-    image_history: int = 1
-    max_tokens: int | None = None
-    """Cap on each answer's output tokens; None: none (Anthropic gets the model's maximum).
-    Specs stored before protocol v3 hold 2048, which their runs keep sending."""
-    pairs: tuple[tuple[str, int], ...] = ()
-    """Only these (scene id, level) episodes, when given (a reproduction's sample)."""
-    use_cache: bool = True
-    """Reuse cached answers to identical requests; a reproduction must ask the model afresh."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "levels": list(self.levels),
-            "scenes": self.scenes,
-            "base_url": self.base_url,
-            "seed": self.seed,
-            "image_size": self.image_size,
-            "image_history": self.image_history,
-            "max_tokens": self.max_tokens,
-            **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
-            **({"use_cache": False} if not self.use_cache else {}),
-        }
-
-
 @transaction.atomic
 def run_create(
     *,
     model_entry: ModelEntry,
-    spec: RunSpec,
+    config: RunConfig,
     owner: Any = None,
     visibility: str = Run.Visibility.PUBLIC,
     api_key: str | None = None,
 ) -> Run:
-    """Create a pending run with one pending episode per (scene, level); queue its start.
+    """Create a pending run of ``config`` with one pending episode per (scene, level); queue
+    its start. The configuration is stored as ``Run.spec`` (read back as ``Run.config``).
 
     ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
-    workers use their environment's key. Raises FieldError for an unknown agent, scene or
-    level, or a base URL the server will not call.
+    workers use their environment's key. Raises FieldError for an unknown agent (or one that
+    plays in the browser), scene or level, or a base URL the server will not call.
     """
-    if spec.base_url:
+    if config.base_url:
         try:
-            endpoint_check(spec.base_url, user_chosen=owner is not None and not owner.is_staff)
+            endpoint_check(config.base_url, user_chosen=owner is not None and not owner.is_staff)
         except EndpointRefused as exc:
             raise FieldError("base_url", str(exc)) from None
     try:
-        agent_spec_check(spec.agent)
+        agent = config.agent_spec
     except AgentSpecError as exc:
         raise FieldError("agent", str(exc)) from None
-    if not spec.levels or any(level not in LEVELS for level in spec.levels):
-        raise FieldError("levels", f"expected a non-empty subset of 0, 1, 2, 3, got {spec.levels}")
+    if agent.agent_type is not None and agent.agent_type.entry_point is None:
+        raise FieldError("agent", f"{config.agent!r} is not played by the workers")
+    if not config.levels or any(level not in LEVELS for level in config.levels):
+        raise FieldError(
+            "levels", f"expected a non-empty subset of {levels_text()}, got {config.levels}"
+        )
     try:
-        scenes = select_scenes(spec.scenes)
+        scenes = select_scenes(config.scenes)
     except KeyError as exc:
         raise FieldError("scenes", str(exc)) from None
     if not scenes:
@@ -128,14 +94,14 @@ def run_create(
         source=Run.Source.EVALUATED,
         status=Run.Status.PENDING,
         visibility=visibility,
-        agent=spec.agent,
-        spec=spec.as_dict(),
-        episodes_expected=len(spec.pairs) if spec.pairs else len(scenes) * len(spec.levels),
+        agent=config.agent,
+        spec=config.as_dict(),
+        episodes_expected=len(config.pairs) if config.pairs else len(scenes) * len(config.levels),
     )
-    wanted = set(spec.pairs)
+    wanted = set(config.pairs)
     Episode.objects.bulk_create(
         Episode(run=run, scene=rows[s.id], level=level, status=Episode.Status.PENDING)
-        for level in spec.levels
+        for level in config.levels
         for s in scenes
         if not wanted or (s.id, level) in wanted
     )
@@ -210,7 +176,8 @@ def run_cancel(*, run: Run) -> bool:
     return cancelled == 1
 
 
-BASELINE_AGENTS = {"random": "Random", "oracle": "Oracle"}
+BASELINE_AGENTS = ("random", "oracle")
+"""The baselines the site runs by itself (``make run``), each under its registry label."""
 
 
 def baseline_runs_ensure() -> list[Run]:
@@ -223,7 +190,8 @@ def baseline_runs_ensure() -> list[Run]:
     runs_retired_fail()
 
     created = []
-    for agent, name in BASELINE_AGENTS.items():
+    for agent in BASELINE_AGENTS:
+        name = AGENTS[agent].label
         entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
             name=name, kind=ModelEntry.Kind.BASELINE
         )
@@ -234,7 +202,7 @@ def baseline_runs_ensure() -> list[Run]:
             status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
         ).exists()
         if not exists:
-            created.append(run_create(model_entry=entry, spec=RunSpec(agent=agent)))
+            created.append(run_create(model_entry=entry, config=RunConfig(agent=agent)))
     return created
 
 
@@ -322,14 +290,18 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
     then.
     """
     confirmed_email_required(user)
-    spec = RunSpec(
-        agent=f"{data['provider']}:{data['model']}",
+    try:
+        agent = model_spec(data["provider"], data["model"])
+    except AgentSpecError as exc:
+        raise FieldError("model", str(exc)) from None
+    config = RunConfig(
+        agent=agent,
         levels=tuple(sorted(data["levels"])),
         scenes=data["scenes"],
         base_url=data.get("base_url") or None,
     )
     try:
-        episodes = len(select_scenes(spec.scenes)) * len(spec.levels)
+        episodes = len(select_scenes(config.scenes)) * len(config.levels)
     except KeyError as exc:
         raise FieldError("scenes", str(exc)) from None
     visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC
@@ -340,7 +312,7 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
         entry = _hosted_entry(user=user, data=data)
         return run_create(
             model_entry=entry,
-            spec=spec,
+            config=config,
             owner=user,
             visibility=visibility,
             api_key=data["api_key"],

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from evaluation.registry import PROVIDERS
+from evaluation.vocabulary import LEVEL_KEYS
 from leaderboard.errors import FieldError
 from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
@@ -91,8 +92,8 @@ def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:
     """Return the cost estimate for the form's levels and scenes (its defaults when unbound)."""
     data = form.data if isinstance(form.data, QueryDict) else QueryDict()
     provider = data.get("provider") or "openai"
-    chosen = data.getlist("levels") if "levels" in data else ["0", "1", "2", "3"]
-    levels = sorted({int(v) for v in chosen if v in ("0", "1", "2", "3")})
+    chosen = data.getlist("levels") if "levels" in data else LEVEL_KEYS
+    levels = sorted({int(v) for v in chosen if v in LEVEL_KEYS})
     scenes = data.get("scenes") or "all"
     if provider not in PROVIDERS or scenes not in dict(HostedEvaluationForm.SCENE_SETS):
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from evaluation.registry import PROVIDERS
+from evaluation.registry import provider_choices
 from leaderboard.models import ModelEntry
 
 SUBMISSION_KINDS = [
@@ -25,7 +25,7 @@ class SubmissionMetadataForm(forms.Form):
         max_length=500, required=False, assume_scheme="https", label="Link to code or paper"
     )
     reproduce_provider = forms.ChoiceField(
-        choices=[("", "Do not re-run")] + [(k, v) for k, v in PROVIDERS.items()],
+        choices=[("", "Do not re-run"), *provider_choices()],
         required=False,
         label="Re-run a sample with",
         help_text="Name the API model that produced the bundle and the server re-runs a random "

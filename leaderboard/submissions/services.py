@@ -37,17 +37,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation.bundle import BundleError, read_bundle
-from evaluation.prompts import LEVELS
+from evaluation.config import RunConfig
+from evaluation.registry import AgentSpecError, model_spec
 from evaluation.verify import MAX_PROBLEMS, verify_bundle
+from evaluation.vocabulary import LEVELS
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import entry_name_match, model_entry_create
 from leaderboard.boards.scores import run_list_if_complete, run_list_on_leaderboard
 from leaderboard.data_version import data_version_bump
 from leaderboard.errors import FieldError
-from leaderboard.models import ModelEntry, Run, Submission
+from leaderboard.models import Episode, ModelEntry, Run, Submission
 from leaderboard.runs.imports import store_verified_bundle
-from leaderboard.runs.services import RunSpec, run_create
+from leaderboard.runs.services import run_create
 from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
 from simulation.renderer import DEFAULT_SIZE, frame_key
@@ -198,7 +200,12 @@ def _reproduce_agent(data: dict[str, Any]) -> str:
     if bool(provider) != bool(model.strip()):
         field = "reproduce_model" if provider else "reproduce_provider"
         raise FieldError(field, "name both the provider and the model, or neither")
-    return f"{provider}:{model.strip()}" if provider else ""
+    if not provider:
+        return ""
+    try:
+        return model_spec(provider, model)
+    except AgentSpecError as exc:
+        raise FieldError("reproduce_provider", str(exc)) from None
 
 
 def served_image_sizes() -> list[int]:
@@ -462,7 +469,9 @@ def _reproduction_sample(submission: Submission, run: Run) -> list[tuple[str, in
     """A random sample of the submission's completed episodes, seeded by its content hash."""
     import random
 
-    pairs = sorted(run.episodes.filter(status="completed").values_list("scene__scene_id", "level"))
+    pairs = sorted(
+        run.episodes.filter(status=Episode.Status.COMPLETED).values_list("scene__scene_id", "level")
+    )
     size = min(settings.MIRRORBENCH_REPRODUCE_SAMPLE, len(pairs))
     return sorted(random.Random(submission.sha256).sample(pairs, size))
 
@@ -482,7 +491,7 @@ def submission_reproduce(*, submission: Submission, api_key: str | None = None) 
         return None
     header = submission.run.metadata or {}
     renderer = header.get("renderer", {})
-    spec = RunSpec(
+    config = RunConfig(
         agent=submission.reproduce_agent,
         base_url=submission.reproduce_base_url or None,
         seed=int(header.get("seed", 0) or 0),
@@ -494,7 +503,7 @@ def submission_reproduce(*, submission: Submission, api_key: str | None = None) 
     try:
         run = run_create(
             model_entry=submission.run.model_entry,
-            spec=spec,
+            config=config,
             owner=submission.owner,
             visibility=Run.Visibility.PRIVATE,
             api_key=api_key or None,
@@ -513,7 +522,7 @@ def _steps(run: Run) -> dict[tuple[str, int], tuple[list[int | None], float | No
         (e.scene.scene_id, e.level): (
             [s.option for s in e.steps.all()],
             e.avg,
-            e.status == "completed",
+            e.status == Episode.Status.COMPLETED,
         )
         for e in episodes
     }

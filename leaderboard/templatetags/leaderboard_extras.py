@@ -70,7 +70,7 @@ def kind_label(value: str) -> str:
 
 @register.filter
 def metric_name(value: str) -> str:
-    return formatting.METRIC_NAMES.get(value, value)
+    return formatting.metric_name(value)
 
 
 @register.simple_tag

@@ -20,7 +20,6 @@ from evaluation.adapters import (
     MissingAPIKeyError,
     OpenAIChatClient,
     RetryPolicy,
-    make_client,
     retry_after_s,
 )
 from evaluation.adapters.anthropic import (
@@ -35,6 +34,7 @@ from evaluation.messages import (
     TextPart,
     TransportError,
 )
+from evaluation.registry import make_client
 from tests.evaluation.fake_providers import (
     ANTHROPIC_MODEL_ID,
     DEFAULT_TEXT,

@@ -67,7 +67,7 @@ def test_resuming_an_errored_episode_reuses_the_steps_it_had_taken(
 ):
     monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr("evaluation.adapters.time.sleep", lambda s: None)
+    monkeypatch.setattr("evaluation.adapters.base.time.sleep", lambda s: None)
     # Three answers (one garbled), then the provider fails until the retries run out.
     fake_openai.enqueue(GOOD, GARBAGE, GOOD, *[Scripted(500)] * 10)
     out = tmp_path / "resumed.jsonl"

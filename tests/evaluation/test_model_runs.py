@@ -82,7 +82,7 @@ def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers(
 ):
     monkeypatch.setenv("MIRRORBENCH_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setattr("evaluation.adapters.time.sleep", lambda s: None)
+    monkeypatch.setattr("evaluation.adapters.base.time.sleep", lambda s: None)
     fake_openai.enqueue(Scripted(200), *[Scripted(500)] * 10)
     out = tmp_path / "err.jsonl"
     assert main(run_args("openai:fake-vl", fake_openai.base_url, out, tmp_path, "--no-cache")) == 0

@@ -1,15 +1,22 @@
 """The agent registry describes every agent without building a client or needing a key."""
 
+import subprocess
+import sys
+
 import pytest
 
 from evaluation.messages import GenerationParams
 from evaluation.registry import (
+    AGENTS,
     BASELINES,
     PROVIDERS,
     AgentSpecError,
+    agent_looks,
     describe_agent,
     header_extras,
+    load_entry_point,
     make_agent_factory,
+    model_spec,
     parse_agent_spec,
 )
 
@@ -81,24 +88,82 @@ def test_an_unknown_spec_is_refused_listing_the_valid_ones(spec):
         parse_agent_spec(spec)
 
 
-def test_every_provider_has_a_client_class():
-    from evaluation.adapters import CLIENT_CLASSES
+def test_every_provider_names_a_client_class_of_its_own():
+    for name, provider in PROVIDERS.items():
+        client_class = provider.client_class()
+        assert client_class.provider == name
+        assert callable(client_class.sent_params)
 
-    assert set(CLIENT_CLASSES) == set(PROVIDERS)
+
+def test_every_agent_built_here_names_a_class_with_a_factory():
+    built = {name: agent for name, agent in AGENTS.items() if agent.entry_point is not None}
+    assert set(built) == {"random", "oracle", "mirror-confused", "scripted"}
+    for agent in built.values():
+        assert callable(load_entry_point(agent.entry_point).factory), agent.name
+
+
+def test_a_person_is_an_agent_that_is_described_but_never_built():
+    assert describe_agent("human:alice") == {"name": "human:alice", "kind": "human"}
+    assert header_extras("human:alice") == {"model": None, "generation": None}
+    with pytest.raises(AgentSpecError, match="not run here"):
+        make_agent_factory("human:alice")
+
+
+@pytest.mark.parametrize(
+    ("spec", "name", "argument", "kind"),
+    [
+        ("random", "random", "", "baseline"),
+        ("scripted:a:b.txt", "scripted", "a:b.txt", "baseline"),
+        ("human:bob", "human", "bob", "human"),
+        ("openai:qwen/qwen2.5-vl:7b", "openai", "qwen/qwen2.5-vl:7b", "model"),
+    ],
+)
+def test_one_parser_splits_every_spec_at_its_first_colon(spec, name, argument, kind):
+    parsed = parse_agent_spec(spec)
+    assert (parsed.name, parsed.argument, parsed.kind) == (name, argument, kind)
+    assert parsed.is_model == (kind == "model")
+
+
+@pytest.mark.parametrize("spec", ["random:3", "oracle:", "human:", "anthropic:"])
+def test_an_argument_where_none_belongs_or_none_where_one_does_is_refused(spec):
+    with pytest.raises(AgentSpecError):
+        parse_agent_spec(spec)
+
+
+def test_a_model_spec_is_made_from_a_provider_and_a_model():
+    assert model_spec("anthropic", " claude-x ") == "anthropic:claude-x"
+    with pytest.raises(AgentSpecError):
+        model_spec("random", "x")
+    with pytest.raises(AgentSpecError):
+        model_spec("openai", "")
+
+
+def test_which_agents_look_at_images():
+    assert [agent_looks(a) for a in ("random", "oracle", "mirror-confused")] == [False] * 3
+    assert agent_looks("openai:m") and agent_looks("human:alice")
+    assert agent_looks("GPT-4o (reported)")  # a row of the paper: a model
+
+
+def test_describing_and_validating_agents_loads_no_sdk():
+    code = (
+        "import sys\n"
+        "from evaluation.registry import describe_agent, parse_agent_spec, provider_choices\n"
+        "parse_agent_spec('anthropic:claude-x'); describe_agent('openai:gpt-4o')\n"
+        "provider_choices()\n"
+        "import evaluation.adapters\n"
+        "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def generation_schema_errors(generation):
     """The schema errors of an OpenAI model's header whose ``generation`` is ``generation``."""
-    from evaluation.bundle import make_header, schema_errors
+    from evaluation.bundle import schema_errors
+    from evaluation.config import RunConfig, bundle_header
 
-    header = make_header(
-        agent=describe_agent("openai:gpt-4o"),
-        renderer={"version": "v2-test", "image_size": 1024, "image_history": 1},
-        selection={"levels": [0], "scenes": ["male_0-mano_white-splash"]},
-        seed=0,
-        extra={**header_extras("openai:gpt-4o"), "generation": generation},
-    )
-    return schema_errors(header, "header")
+    header = bundle_header(RunConfig(agent="openai:gpt-4o"), scenes=["male_0-mano_white-splash"])
+    return schema_errors({**header, "generation": generation}, "header")
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,19 @@ import pytest
 
 from evaluation.agents import ModelAgent, RandomAgent
 from evaluation.bundle import read_bundle, schema_errors
+from evaluation.config import RunConfig
 from evaluation.messages import GenerationParams, ModelReply, TransportError
 from evaluation.runner import FrameSource, ResumeError, run, run_episode
 from evaluation.verify import verify_bundle
 from simulation.catalogue import get_scene, select_scenes
 
 SCENES = select_scenes("male_1-mano_brown-leaf_0,GR1_T2-Robotiq_2F_85-logo_1")
-EXTRA = {"model": None, "generation": None}
+
+
+def config(levels, scenes=SCENES, agent="random", **options):
+    """The configuration of a run of ``agent`` on ``scenes`` at ``levels``."""
+    ids = ",".join(s.id for s in scenes)
+    return RunConfig(agent=agent, levels=tuple(levels), scenes=ids, **options)
 
 
 def lines(path):
@@ -23,14 +29,7 @@ def lines(path):
 def test_a_run_writes_a_header_and_one_valid_line_per_episode(tmp_path):
     out = tmp_path / "run.jsonl"
     result = run(
-        lambda: RandomAgent(1),
-        SCENES,
-        [0, 3],
-        out,
-        header_extra=EXTRA,
-        seed=1,
-        workers=2,
-        progress_stream=None,
+        lambda: RandomAgent(1), config([0, 3], seed=1), out, workers=2, progress_stream=None
     )
     assert result.ran == 4 and result.skipped == 0
     header, *episodes = lines(out)
@@ -62,14 +61,12 @@ def test_a_crash_keeps_the_finished_episodes_and_resume_completes_the_rest(tmp_p
     out = tmp_path / "run.jsonl"
     CrashingAgent.crash_on = SCENES[1].id
     with pytest.raises(Crash):
-        run(CrashingAgent, SCENES, [0, 1], out, header_extra=EXTRA, workers=1, progress_stream=None)
+        run(CrashingAgent, config([0, 1]), out, workers=1, progress_stream=None)
     finished = lines(out)[1:]
     assert 1 <= len(finished) < 4
     assert all(e["scene_id"] == SCENES[0].id for e in finished)
     CrashingAgent.crash_on = ""
-    result = run(
-        CrashingAgent, SCENES, [0, 1], out, header_extra=EXTRA, resume=True, progress_stream=None
-    )
+    result = run(CrashingAgent, config([0, 1]), out, resume=True, progress_stream=None)
     assert result.skipped == len(finished) and result.ran == 4 - len(finished)
     assert verify_bundle(read_bundle(out)) == []
     keys = [(e["scene_id"], e["level"]) for e in lines(out)[1:]]
@@ -80,47 +77,22 @@ def test_a_crash_keeps_the_finished_episodes_and_resume_completes_the_rest(tmp_p
 
 def test_resume_repairs_a_line_cut_off_by_a_crash(tmp_path):
     out = tmp_path / "run.jsonl"
-    run(lambda: RandomAgent(0), SCENES, [2], out, header_extra=EXTRA, progress_stream=None)
+    run(lambda: RandomAgent(0), config([2]), out, progress_stream=None)
     text = out.read_text().splitlines()
     out.write_text("\n".join(text[:-1]) + "\n" + text[-1][: len(text[-1]) // 2])
     assert read_bundle(out).truncated_tail
     assert any("cut off" in p for p in verify_bundle(read_bundle(out)))
-    result = run(
-        lambda: RandomAgent(0),
-        SCENES,
-        [2],
-        out,
-        header_extra=EXTRA,
-        resume=True,
-        progress_stream=None,
-    )
+    result = run(lambda: RandomAgent(0), config([2]), out, resume=True, progress_stream=None)
     assert result.ran == 1 and verify_bundle(read_bundle(out)) == []
 
 
 def test_resume_refuses_a_bundle_of_another_configuration(tmp_path):
     out = tmp_path / "run.jsonl"
-    run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
+    run(lambda: RandomAgent(0), config([0]), out, progress_stream=None)
     with pytest.raises(ResumeError, match="selection"):
-        run(
-            lambda: RandomAgent(0),
-            SCENES,
-            [0, 1],
-            out,
-            header_extra=EXTRA,
-            resume=True,
-            progress_stream=None,
-        )
+        run(lambda: RandomAgent(0), config([0, 1]), out, resume=True, progress_stream=None)
     with pytest.raises(ResumeError, match="seed"):
-        run(
-            lambda: RandomAgent(0),
-            SCENES,
-            [0],
-            out,
-            header_extra=EXTRA,
-            seed=5,
-            resume=True,
-            progress_stream=None,
-        )
+        run(lambda: RandomAgent(0), config([0], seed=5), out, resume=True, progress_stream=None)
 
 
 class FlakyClient:
@@ -180,7 +152,7 @@ def test_baseline_runs_never_render(tmp_path, monkeypatch):
 
     monkeypatch.setattr(FrameSource, "episode", no_render)
     out = tmp_path / "run.jsonl"
-    run(lambda: RandomAgent(0), SCENES, [0], out, header_extra=EXTRA, progress_stream=None)
+    run(lambda: RandomAgent(0), config([0]), out, progress_stream=None)
     assert np.all([e["status"] == "completed" for e in lines(out)[1:]])
 
 
@@ -311,7 +283,7 @@ def test_an_answer_longer_than_a_bundle_holds_ends_the_episode_as_an_error(tmp_p
 def test_a_run_plays_all_levels_of_a_scene_before_the_next_scene(tmp_path):
     scenes = select_scenes("male_0-mano_white-splash,tienkung-allegro-logo_0")
     out = tmp_path / "order.jsonl"
-    run(lambda: RandomAgent(0), scenes, [0, 1, 2], out, header_extra={"model": None})
+    run(lambda: RandomAgent(0), config([0, 1, 2], scenes), out)
     order = [(e["scene_id"], e["level"]) for e in read_bundle(out).episodes]
     assert order == [(s.id, level) for s in scenes for level in (0, 1, 2)]
 
@@ -350,12 +322,9 @@ def test_many_workers_share_a_few_persistent_renderers(tmp_path):
     out = tmp_path / "run.jsonl"
     result = run(
         lambda: ModelAgent(FlakyClient(100), image_history=1),
-        SCENES,
-        [0, 1, 2, 3],
+        config([0, 1, 2, 3], agent="openai:fake-vl", image_size=32),
         out,
-        header_extra=EXTRA,
         workers=8,
-        image_size=32,
         make_renderer=counting_renderer,
         render_threads=2,
         progress_stream=None,
@@ -384,11 +353,8 @@ def test_a_run_tells_its_render_pool_the_scenes_to_come_in_order(tmp_path, monke
     monkeypatch.setattr(RenderPool, "expect", expect)
     result = run(
         lambda: ModelAgent(FlakyClient(100), image_history=1),
-        SCENES,
-        [0, 1],
+        config([0, 1], agent="openai:fake-vl", image_size=32),
         tmp_path / "run.jsonl",
-        header_extra=EXTRA,
-        image_size=32,
         progress_stream=None,
     )
     assert told == [[s.id for s in SCENES for _ in (0, 1)]]  # the order episodes will open in
@@ -410,11 +376,8 @@ def test_an_episode_asks_for_its_frames_with_the_steps_it_has_left(tmp_path, mon
     out = tmp_path / "run.jsonl"
     run(
         lambda: ModelAgent(FlakyClient(100), image_history=0),
-        [scene],
-        [0],
+        config([0], [scene], agent="openai:fake-vl", image_size=32),
         out,
-        header_extra=EXTRA,
-        image_size=32,
         progress_stream=None,
     )
     steps = len(lines(out)[1]["steps"])
@@ -470,12 +433,9 @@ def test_more_episodes_are_open_than_workers_but_no_more_calls_are_in_flight(tmp
     SlowCountingClient.in_flight = SlowCountingClient.most_in_flight = 0
     result = run(
         lambda: ModelAgent(SlowCountingClient(100), image_history=0),
-        SCENES,
-        [0, 1, 2, 3],
+        config([0, 1, 2, 3], agent="openai:fake-vl", image_size=16),
         tmp_path / "run.jsonl",
-        header_extra=EXTRA,
         workers=2,
-        image_size=16,
         render_threads=1,
         progress_stream=None,
     )
@@ -499,15 +459,7 @@ class SlowThenCrashingAgent(RandomAgent):
 def test_a_crash_stores_the_episodes_still_open_when_they_finish(tmp_path):
     out = tmp_path / "run.jsonl"
     with pytest.raises(Crash):
-        run(
-            SlowThenCrashingAgent,
-            SCENES,
-            [0, 1],
-            out,
-            header_extra=EXTRA,
-            workers=2,
-            progress_stream=None,
-        )
+        run(SlowThenCrashingAgent, config([0, 1]), out, workers=2, progress_stream=None)
     # The slow episode was still playing when the crash came: it is kept, not lost.
     kept = {(e["scene_id"], e["level"]) for e in lines(out)[1:]}
     assert kept == {(SCENES[0].id, 0), (SCENES[0].id, 1)}

@@ -7,6 +7,7 @@ import pytest
 from evaluation.agents import RandomAgent
 from evaluation.bundle import read_bundle
 from evaluation.cli import main
+from evaluation.config import RunConfig
 from evaluation.runner import run
 from evaluation.verify import verify_bundle
 from simulation.catalogue import select_scenes
@@ -19,11 +20,10 @@ def clean(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles") / "clean.jsonl"
     run(
         lambda: RandomAgent(4),
-        SCENES,
-        [0, 1, 2, 3],
+        RunConfig(
+            agent="random", levels=(0, 1, 2, 3), scenes=",".join(s.id for s in SCENES), seed=4
+        ),
         out,
-        header_extra={"model": None, "generation": None},
-        seed=4,
         progress_stream=None,
     )
     return [json.loads(line) for line in out.read_text().splitlines()]

@@ -20,6 +20,7 @@ from evaluation.bundle import (
     schema_errors,
 )
 from evaluation.cli import main
+from evaluation.config import RunConfig
 from evaluation.runner import run
 from evaluation.verify import MAX_ERRORS_PER_RECORD, MAX_PROBLEMS, verify_bundle
 from simulation.catalogue import select_scenes
@@ -32,11 +33,8 @@ def clean(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles") / "clean.jsonl"
     run(
         lambda: RandomAgent(4),
-        SCENES,
-        [0, 1],
+        RunConfig(agent="random", levels=(0, 1), scenes=",".join(s.id for s in SCENES), seed=4),
         out,
-        header_extra={"model": None, "generation": None},
-        seed=4,
         progress_stream=None,
     )
     return [json.loads(line) for line in out.read_text().splitlines()]

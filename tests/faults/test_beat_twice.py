@@ -30,12 +30,13 @@ FAST_CHECK = {"MIRRORBENCH_EPISODE_STALE_S": "20", "MIRRORBENCH_STALE_CHECK_S": 
 
 
 def test_two_beats_queue_each_episode_twice_and_each_is_claimed_once(results, fault_row):
+    from evaluation.config import RunConfig
     from leaderboard.boards.entries import model_entry_upsert
-    from leaderboard.runs.services import RunSpec, run_create, run_start
+    from leaderboard.runs.services import run_create, run_start
 
     entry = model_entry_upsert(name="Random", kind="baseline")
-    spec = RunSpec(agent="random", scenes="robot", levels=(1,), image_size=32)
-    run = run_create(model_entry=entry, spec=spec)
+    config = RunConfig(agent="random", scenes="robot", levels=(1,), image_size=32)
+    run = run_create(model_entry=entry, config=config)
     # The run is started but the messages of its episodes are gone (a broker lost them): only
     # the stale-episode check, which beat schedules, can queue them again.
     episodes = run_start(run_id=run.pk)

@@ -36,8 +36,9 @@ def bucket_objects(client) -> list[str]:
 
 @pytest.mark.parametrize("outage", ["503", "unreachable"])
 def test_frames_are_stored_through_an_s3_outage(outage, s3_server, results, fault_row):
+    from evaluation.config import RunConfig
     from leaderboard.frames.selectors import FRAME_VARIANTS, frame_path
-    from leaderboard.runs.services import RunSpec, run_create
+    from leaderboard.runs.services import run_create
 
     credentials = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     s3 = boto3.client(
@@ -62,14 +63,14 @@ def test_frames_are_stored_through_an_s3_outage(outage, s3_server, results, faul
         worker = start_celery_worker(env=env, queues=("models",))
         try:
             entry = ModelEntryFactory(kind=ModelEntry.Kind.OPEN_WEIGHTS)
-            spec = RunSpec(
+            config = RunConfig(
                 agent="openai:fake-vl",
                 base_url=fake.base_url,
                 image_size=32,
                 scenes=SCENE,
                 levels=(0, 1, 2, 3),
             )
-            run = run_create(model_entry=entry, spec=spec)
+            run = run_create(model_entry=entry, config=config)
             wait_until(
                 lambda: len(bucket_objects(s3)) >= 3 * 4, timeout=90, what="no frame was stored"
             )

@@ -216,17 +216,18 @@ def warm_stop(process: subprocess.Popen[bytes]) -> float:
 def hosted_run(base_url: str) -> str:
     """The web host's code that queues the uploader's hosted run with their API key, as the
     evaluate form does: the web encrypts the key, whichever worker plays decrypts it."""
-    spec = (
+    config = (
         f"agent='openai:fake-vl', base_url={base_url!r}, scenes={','.join(SCENES)!r}, "
         f"levels=(0, 1, 2, 3), image_size={FRAME_SIZE}"
     )
     return (
         "from django.contrib.auth import get_user_model\n"
         "from leaderboard.boards.entries import model_entry_upsert\n"
-        "from leaderboard.runs.services import RunSpec, run_create\n"
+        "from evaluation.config import RunConfig\n"
+        "from leaderboard.runs.services import run_create\n"
         "owner = get_user_model().objects.get(username='uploader')\n"
         "entry = model_entry_upsert(name='Fake VL', kind='open-weights')\n"
-        f"run = run_create(model_entry=entry, spec=RunSpec({spec}), owner=owner, "
+        f"run = run_create(model_entry=entry, config=RunConfig({config}), owner=owner, "
         f"api_key={API_KEY!r})\n"
         "print(run.pk)\n"
     )

@@ -22,12 +22,13 @@ FAST_CHECK = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "
 
 
 def small_run(agent: str = "random") -> Run:
+    from evaluation.config import RunConfig
     from leaderboard.boards.entries import model_entry_upsert
-    from leaderboard.runs.services import RunSpec, run_create
+    from leaderboard.runs.services import run_create
 
     entry = model_entry_upsert(name=agent.title(), kind="baseline")
-    spec = RunSpec(agent=agent, scenes="robot", levels=(1,), image_size=32)
-    return run_create(model_entry=entry, spec=spec)
+    config = RunConfig(agent=agent, scenes="robot", levels=(1,), image_size=32)
+    return run_create(model_entry=entry, config=config)
 
 
 def step_rows(run: Run) -> list[tuple[int, int]]:

@@ -16,13 +16,12 @@ from django.utils.text import slugify
 from factory import fuzzy
 from factory.django import DjangoModelFactory
 
-from evaluation.agents import MirrorConfusedAgent, OracleAgent, RandomAgent
 from evaluation.bundle import read_bundle
+from evaluation.config import RunConfig, agent_factory
 from evaluation.runner import run
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import ModelEntry, Run
 from leaderboard.runs.imports import run_import_bundle
-from simulation.catalogue import select_scenes
 from simulation.renderer import DEFAULT_SIZE
 
 
@@ -79,13 +78,6 @@ class ModelEntryFactory(DjangoModelFactory):
     )
 
 
-AGENTS = {
-    "random": lambda: RandomAgent(0),
-    "oracle": OracleAgent,
-    "mirror-confused": MirrorConfusedAgent,
-}
-
-
 def make_bundle(
     path: Path,
     agent: str = "random",
@@ -98,14 +90,8 @@ def make_bundle(
 
     ``image_size`` is the side of the frames its replays show (small ones render fast).
     """
-    run(
-        AGENTS[agent],
-        select_scenes(scenes),
-        list(levels),
-        path,
-        header_extra={"model": None, "generation": None},
-        image_size=image_size,
-    )
+    config = RunConfig(agent=agent, scenes=scenes, levels=tuple(levels), image_size=image_size)
+    run(agent_factory(config), config, path)
     return path
 
 

@@ -18,6 +18,7 @@ from drf_spectacular.validation import validate_schema
 
 from evaluation.agents import RandomAgent
 from evaluation.bundle import Bundle, read_bundle
+from evaluation.config import RunConfig
 from evaluation.metrics import METRICS, TRACKS
 from evaluation.runner import run
 from leaderboard.boards.entries import model_entry_upsert
@@ -30,7 +31,6 @@ from leaderboard.runs.imports import (
     reference_results_load,
     run_import_bundle,
 )
-from simulation.catalogue import select_scenes
 from tests.conftest import Unblock
 
 pytestmark = pytest.mark.django_db
@@ -41,14 +41,7 @@ PAGE_SIZE = 50
 def random_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     """A full 264-episode bundle of the random baseline, written once for the module."""
     path = tmp_path_factory.mktemp("api") / "random.jsonl"
-    run(
-        lambda: RandomAgent(0),
-        select_scenes("all"),
-        [0, 1, 2, 3],
-        path,
-        header_extra={"model": None, "generation": None},
-        seed=0,
-    )
+    run(lambda: RandomAgent(0), RunConfig(agent="random"), path)
     return read_bundle(path)
 
 
@@ -335,7 +328,7 @@ class TestThePapersModels:
     def test_an_unknown_leaderboard_table_is_404(self, client: Any, table: str) -> None:
         body = _get(client, f"/api/leaderboards/{table}/", status=404)
 
-        assert "overall, 0, 1, 2, 3" in body["detail"]
+        assert "0, 1, 2, 3, overall" in body["detail"]
 
     @pytest.mark.parametrize(
         ("query", "errors"),

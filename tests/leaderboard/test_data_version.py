@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
+from evaluation.config import RunConfig
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.boards.scores import run_list_on_leaderboard
 from leaderboard.data_version import (
@@ -15,7 +16,7 @@ from leaderboard.data_version import (
 )
 from leaderboard.models import DataVersion, ModelEntry, Run
 from leaderboard.runs.imports import reference_results_load
-from leaderboard.runs.services import RunSpec, run_cancel, run_create
+from leaderboard.runs.services import run_cancel, run_create
 from tests.leaderboard.factories import UserFactory, import_run
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,9 @@ def test_every_service_that_changes_a_table_makes_the_cached_page_new(client, bu
 
 def test_cancelling_a_run_bumps_the_version(django_capture_on_commit_callbacks):
     entry = model_entry_upsert(name="Pending model", kind="open-weights")
-    run = run_create(model_entry=entry, spec=RunSpec(agent="random", levels=(0,), scenes="robot"))
+    run = run_create(
+        model_entry=entry, config=RunConfig(agent="random", levels=(0,), scenes="robot")
+    )
     token = data_version()
     assert run_cancel(run=run)
     assert data_version() != token

@@ -11,11 +11,12 @@ import pytest
 from django.urls import reverse
 
 from evaluation.bundle import read_bundle
+from evaluation.config import RunConfig
 from evaluation.outbound import ALLOW_PRIVATE_ENV, ErrorSummary, error_summary
 from evaluation.verify import verify_bundle
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.runs.services import RunSpec, run_create, run_start
+from leaderboard.runs.services import run_create, run_start
 from leaderboard.worker import episode_evaluate
 from tests.evaluation.fake_providers import FakeOpenAI, Scripted, openai_error
 
@@ -38,7 +39,7 @@ def errored(alice, settings, monkeypatch, django_capture_on_commit_callbacks):
         with django_capture_on_commit_callbacks(execute=False):
             run = run_create(
                 model_entry=entry,
-                spec=RunSpec(
+                config=RunConfig(
                     agent="openai:leaky-vl",
                     base_url=fake.base_url,
                     scenes="GR1_T2-allegro-logo_0",

@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from evaluation.config import RunConfig
 from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.runs.selectors import eta_range, eta_text, run_progress
-from leaderboard.runs.services import RunSpec, run_create
+from leaderboard.runs.services import run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 
@@ -61,7 +62,7 @@ def test_the_run_page_says_the_time_left_from_its_finished_episodes(
     entry = ModelEntryFactory(name="Oracle", kind=ModelEntry.Kind.BASELINE)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
-            model_entry=entry, spec=RunSpec(agent="oracle", scenes="robot", levels=(0,))
+            model_entry=entry, config=RunConfig(agent="oracle", scenes="robot", levels=(0,))
         )
     started = timezone.now() - timedelta(seconds=100)
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, started=started)

@@ -145,13 +145,14 @@ def test_the_key_is_erased_when_the_run_ends(alice, django_capture_on_commit_cal
     "base_url", ["http://169.254.169.254/v1", "http://2130706433/v1", "http://[::ffff:10.0.0.1]/"]
 )
 def test_a_run_without_a_key_has_its_base_url_checked_too(base_url):
+    from evaluation.config import RunConfig
     from leaderboard.errors import FieldError
-    from leaderboard.runs.services import RunSpec, run_create
+    from leaderboard.runs.services import run_create
     from tests.leaderboard.factories import ModelEntryFactory
 
     with pytest.raises(FieldError) as caught:
         run_create(
-            model_entry=ModelEntryFactory(), spec=RunSpec(agent="openai:m", base_url=base_url)
+            model_entry=ModelEntryFactory(), config=RunConfig(agent="openai:m", base_url=base_url)
         )
     assert caught.value.field == "base_url"
     assert Run.objects.count() == 0
@@ -163,13 +164,14 @@ def _generation_sent(body):
 
 def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_changes):
     """Run one hosted episode in this process against ``fake``; return the run."""
+    from evaluation.config import RunConfig
     from evaluation.outbound import ALLOW_PRIVATE_ENV
-    from leaderboard.runs.services import RunSpec, run_create, run_start
+    from leaderboard.runs.services import run_create, run_start
     from leaderboard.worker import episode_evaluate
 
     settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
     monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the worker's own switch (the fake is loopback)
-    spec = RunSpec(
+    config = RunConfig(
         agent="openai:fake-vl",
         base_url=fake.base_url,
         scenes="GR1_T2-allegro-logo_0",
@@ -178,7 +180,7 @@ def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_c
         use_cache=False,
     )
     with captured(execute=False):
-        run = run_create(model_entry=entry, spec=spec)
+        run = run_create(model_entry=entry, config=config)
     for key, value in spec_changes.items():  # what an older version stored
         run.spec[key] = value
     run.save(update_fields=["spec"])
@@ -190,11 +192,11 @@ def _evaluate_one_episode(entry, fake, settings, monkeypatch, captured, **spec_c
 def test_a_hosted_run_sends_temperature_zero_and_no_cap_or_seed(
     settings, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from leaderboard.runs.services import RunSpec
+    from evaluation.config import RunConfig
     from tests.evaluation.fake_providers import FakeOpenAI
     from tests.leaderboard.factories import ModelEntryFactory
 
-    assert RunSpec(agent="openai:m").as_dict()["max_tokens"] is None
+    assert RunConfig(agent="openai:m").as_dict()["max_tokens"] is None
     with FakeOpenAI() as fake:
         run = _evaluate_one_episode(
             ModelEntryFactory(), fake, settings, monkeypatch, django_capture_on_commit_callbacks
@@ -340,7 +342,8 @@ def test_endpoints_chosen_by_users_use_standard_ports_only(client, alice, base_u
 
 
 def test_staff_and_the_site_may_use_any_port(moderator, django_capture_on_commit_callbacks):
-    from leaderboard.runs.services import RunSpec, run_create
+    from evaluation.config import RunConfig
+    from leaderboard.runs.services import run_create
     from tests.leaderboard.factories import ModelEntryFactory
 
     url = f"https://{PUBLIC_HOST}:8443/v1"
@@ -348,7 +351,7 @@ def test_staff_and_the_site_may_use_any_port(moderator, django_capture_on_commit
         for owner in (moderator, None):
             run_create(
                 model_entry=ModelEntryFactory(),
-                spec=RunSpec(agent="openai:m", base_url=url),
+                config=RunConfig(agent="openai:m", base_url=url),
                 owner=owner,
             )
     assert Run.objects.count() == 2
@@ -378,11 +381,12 @@ def test_a_users_outbound_requests_are_capped_per_day(
     """
     import time
 
+    from evaluation.config import RunConfig
     from evaluation.outbound import ALLOW_PRIVATE_ENV
     from leaderboard.errors import FieldError
     from leaderboard.models import Episode, ProviderWindow, Step
     from leaderboard.runs.limits import DAY_S, owner_requests_today
-    from leaderboard.runs.services import RunSpec, hosted_run_create, run_create, run_start
+    from leaderboard.runs.services import hosted_run_create, run_create, run_start
     from leaderboard.worker import episode_evaluate
     from tests.evaluation.fake_providers import FakeOpenAI
     from tests.leaderboard.factories import ModelEntryFactory
@@ -392,7 +396,7 @@ def test_a_users_outbound_requests_are_capped_per_day(
     settings.MIRRORBENCH_USER_REQUESTS_PER_DAY = 3
 
     def one_episode(owner, fake):
-        spec = RunSpec(
+        config = RunConfig(
             agent="openai:fake-vl",
             base_url=fake.base_url,
             scenes="GR1_T2-allegro-logo_0",
@@ -401,7 +405,9 @@ def test_a_users_outbound_requests_are_capped_per_day(
             use_cache=False,
         )
         with django_capture_on_commit_callbacks(execute=False):
-            run = run_create(model_entry=ModelEntryFactory(), spec=spec, owner=owner, api_key="k")
+            run = run_create(
+                model_entry=ModelEntryFactory(), config=config, owner=owner, api_key="k"
+            )
         (episode_id,) = run_start(run_id=run.pk)
         return episode_id
 

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
+from evaluation.config import RunConfig
 from leaderboard import worker
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run, RunSecret, Step
 from leaderboard.runs import services as run_services
-from leaderboard.runs.services import RunSpec, hosted_run_create, run_create
+from leaderboard.runs.services import hosted_run_create, run_create
 from tests.evaluation.fake_providers import FakeOpenAI, RecordedRequest, Scripted, openai_error
 
 pytestmark = pytest.mark.django_db
@@ -53,10 +54,10 @@ def play(owner: Any, fake: FakeOpenAI, key: str, name: str) -> Episode:
     entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
         name=name, kind=ModelEntry.Kind.OPEN_WEIGHTS
     )
-    spec = RunSpec(
+    config = RunConfig(
         agent="openai:fake-vl", levels=(0,), scenes=SCENE, base_url=fake.base_url, image_size=32
     )
-    run = run_create(model_entry=entry, spec=spec, owner=owner, api_key=key)
+    run = run_create(model_entry=entry, config=config, owner=owner, api_key=key)
     (episode_id,) = run_services.run_start(run_id=run.pk)
     worker.episode_evaluate(episode_id=episode_id)
     return Episode.objects.get(pk=episode_id)
@@ -86,8 +87,10 @@ def test_a_run_never_completes_from_another_users_cached_answers(alice, bob, loo
 
 def test_the_cache_scope_is_the_owner_or_the_server(alice):
     entry = model_entry_upsert(name="Random", kind=ModelEntry.Kind.BASELINE)
-    server = run_create(model_entry=entry, spec=RunSpec(agent="random", scenes=SCENE))
-    hosted = run_create(model_entry=entry, spec=RunSpec(agent="random", scenes=SCENE), owner=alice)
+    server = run_create(model_entry=entry, config=RunConfig(agent="random", scenes=SCENE))
+    hosted = run_create(
+        model_entry=entry, config=RunConfig(agent="random", scenes=SCENE), owner=alice
+    )
     assert worker.cache_scope(server) == "server"
     assert worker.cache_scope(hosted) == f"user:{alice.pk}"
 

@@ -2,10 +2,11 @@
 
 import pytest
 
+from evaluation.config import RunConfig
 from leaderboard.models import Episode, ModelEntry, ProviderWindow, Run
 from leaderboard.runs.limits import rate_acquire
 from leaderboard.runs.selectors import limits_for, parallel_slots_free, provider_key
-from leaderboard.runs.services import RunSpec, run_create
+from leaderboard.runs.services import run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +57,7 @@ def test_a_full_parallel_cap_holds_back_more_episodes(settings, django_capture_o
     entry = ModelEntryFactory(kind=ModelEntry.Kind.PROPRIETARY)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
-            model_entry=entry, spec=RunSpec(agent="openai:m", scenes="robot", levels=(0,))
+            model_entry=entry, config=RunConfig(agent="openai:m", scenes="robot", levels=(0,))
         )
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
     run.refresh_from_db()

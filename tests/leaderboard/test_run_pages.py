@@ -2,8 +2,9 @@
 
 import pytest
 
+from evaluation.config import RunConfig
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.runs.services import RunSpec, run_create
+from leaderboard.runs.services import run_create
 from tests.leaderboard.factories import ModelEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,7 @@ def running_run(alice, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry,
-            spec=RunSpec(agent="oracle", scenes="robot", levels=(0,)),
+            config=RunConfig(agent="oracle", scenes="robot", levels=(0,)),
             owner=alice,
         )
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
@@ -100,7 +101,7 @@ def test_a_finished_run_offers_its_bundle_which_verifies(
     entry = ModelEntryFactory(name="Oracle", kind=ModelEntry.Kind.BASELINE)
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
-            model_entry=entry, spec=RunSpec(agent="oracle", scenes="robot", levels=(2,))
+            model_entry=entry, config=RunConfig(agent="oracle", scenes="robot", levels=(2,))
         )
         for episode_id in run_start(run_id=run.pk):
             episode_evaluate(episode_id=episode_id)
@@ -173,7 +174,9 @@ def test_a_hosted_run_bundle_downloads_without_any_provider_key(
     with django_capture_on_commit_callbacks(execute=False):
         run = run_create(
             model_entry=entry,
-            spec=RunSpec(agent="openai:some-model", scenes="tienkung-allegro-logo_0", levels=(1,)),
+            config=RunConfig(
+                agent="openai:some-model", scenes="tienkung-allegro-logo_0", levels=(1,)
+            ),
         )
     episode = run.episodes.get()
     for index in range(15):

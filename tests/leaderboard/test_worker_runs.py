@@ -78,14 +78,15 @@ def test_a_duplicated_task_does_nothing(worker, results, capsys):
 
 
 def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatch):
+    from evaluation.config import RunConfig
     from leaderboard.boards.entries import model_entry_upsert
-    from leaderboard.runs.services import RunSpec, run_create
+    from leaderboard.runs.services import run_create
 
     fast_recovery = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "1"}
     monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
     first = start_worker(extra_env=fast_recovery)
     entry = model_entry_upsert(name="Random", kind="baseline")
-    run = run_create(model_entry=entry, spec=RunSpec(agent="random", image_size=48))
+    run = run_create(model_entry=entry, config=RunConfig(agent="random", image_size=48))
     deadline = time.monotonic() + 120
     while Episode.objects.filter(run=run, status="completed").count() < 30:
         assert time.monotonic() < deadline, "the first worker made no progress"
@@ -126,7 +127,8 @@ def unfinished(episodes: set[int]) -> int:
 def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_cancelled(
     results,
 ):
-    from leaderboard.runs.services import RunSpec, run_cancel, run_create
+    from evaluation.config import RunConfig
+    from leaderboard.runs.services import run_cancel, run_create
     from leaderboard.tasks import episode_evaluate
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
@@ -135,8 +137,8 @@ def test_a_model_run_against_a_loopback_api_stores_its_responses_and_can_be_canc
         worker = start_worker(extra_env=results.env)
         try:
             entry = ModelEntryFactory(kind=ModelEntry.Kind.OPEN_WEIGHTS)
-            spec = RunSpec(agent="openai:fake-vl", base_url=fake.base_url, image_size=32)
-            run = run_create(model_entry=entry, spec=spec)
+            config = RunConfig(agent="openai:fake-vl", base_url=fake.base_url, image_size=32)
+            run = run_create(model_entry=entry, config=config)
             deadline = time.monotonic() + 120
             while Step.objects.filter(episode__run=run).count() < 10:
                 assert time.monotonic() < deadline, "no step stored"
@@ -287,8 +289,9 @@ def test_runs_complete_with_a_redis_broker(redis_url):
 
 
 def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
+    from evaluation.config import RunConfig
     from leaderboard.boards.entries import model_entry_upsert
-    from leaderboard.runs.services import RunSpec, run_create
+    from leaderboard.runs.services import run_create
     from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 
     with FakeOpenAI() as fake:
@@ -301,14 +304,14 @@ def test_a_provider_that_keeps_failing_gives_an_error_episode_not_answers():
         )
         try:
             entry = model_entry_upsert(name="flaky-vl", kind="open-weights")
-            spec = RunSpec(
+            config = RunConfig(
                 agent="openai:flaky-vl",
                 base_url=fake.base_url,
                 image_size=32,
                 scenes="GR1_T2-allegro-logo_0",
                 levels=(1,),
             )
-            run = run_create(model_entry=entry, spec=spec)
+            run = run_create(model_entry=entry, config=config)
             deadline = time.monotonic() + 120
             while Run.objects.get(pk=run.pk).status != "completed":
                 assert time.monotonic() < deadline, "the run did not finish"
@@ -329,8 +332,9 @@ def test_a_workers_episodes_share_its_render_pool(settings, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     import evaluation.render_pool as render_pool_module
+    from evaluation.config import RunConfig
     from leaderboard.frames import services as frames_service
-    from leaderboard.runs.services import RunSpec, run_create, run_start
+    from leaderboard.runs.services import run_create, run_start
     from leaderboard.worker import episode_evaluate
     from simulation.mujoco_backend import MujocoRenderer
     from tests.evaluation.fake_providers import FakeOpenAI
@@ -346,14 +350,14 @@ def test_a_workers_episodes_share_its_render_pool(settings, monkeypatch):
     monkeypatch.setattr(frames_service, "_pool", None)
     with FakeOpenAI() as fake:
         entry = ModelEntryFactory(kind=ModelEntry.Kind.OPEN_WEIGHTS)
-        spec = RunSpec(
+        config = RunConfig(
             agent="openai:fake-vl",
             base_url=fake.base_url,
             image_size=24,
             scenes="GR1_T2-allegro-logo_0,male_0-mano_white-splash",
             levels=(0, 3),
         )
-        run = run_create(model_entry=entry, spec=spec)
+        run = run_create(model_entry=entry, config=config)
         episodes = run_start(run_id=run.pk)
         with ThreadPoolExecutor(4) as threads:
             outcomes = list(threads.map(lambda pk: episode_evaluate(episode_id=pk), episodes))

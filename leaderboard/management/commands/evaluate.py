@@ -9,42 +9,39 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.config import RunConfig
 from evaluation.metrics import score_json
 from evaluation.progress import RunProgress
-from evaluation.prompts import LEVELS
+from evaluation.registry import agent_label, parse_agent_spec
+from evaluation.vocabulary import LEVEL_KEYS, parse_levels
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import ModelEntry, Run
 from leaderboard.runs.selectors import run_progress, run_results
-from leaderboard.runs.services import RunSpec, run_create
+from leaderboard.runs.services import run_create
 
-BASELINE_NAMES = {"random": "Random", "oracle": "Oracle", "mirror-confused": "Mirror-confused"}
 FINAL = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.CANCELLED)
 
 
 def _levels(text: str) -> tuple[int, ...]:
     try:
-        levels = tuple(sorted({int(p) for p in text.split(",") if p.strip()}))
-    except ValueError:
-        levels = ()
-    if not levels or any(level not in LEVELS for level in levels):
-        raise ValueError(f"--levels must be a comma-separated list of 0, 1, 2, 3, got {text!r}")
-    return levels
+        return parse_levels(text)
+    except ValueError as exc:
+        raise ValueError(f"--levels {exc}") from None
 
 
 def model_for_agent(agent: str, name: str | None, kind: str | None) -> ModelEntry:
-    """Return the model entry a run of ``agent`` belongs to (baselines have fixed names)."""
-    provider, _, model = agent.partition(":")
-    default_name = BASELINE_NAMES.get(agent) or (
-        f"Scripted ({model})" if provider == "scripted" else model
-    )
-    name = name or default_name
+    """Return the model entry a run of ``agent`` belongs to (baselines have fixed names).
+
+    Raises AgentSpecError (a ValueError) if ``agent`` names no agent.
+    """
+    name = name or agent_label(agent)
     existing = ModelEntry.objects.filter(name=name).first()
     if existing is not None and kind is None:
         return existing
     default_kind = (
-        ModelEntry.Kind.BASELINE
-        if agent in BASELINE_NAMES or provider == "scripted"
-        else ModelEntry.Kind.PROPRIETARY
+        ModelEntry.Kind.PROPRIETARY
+        if parse_agent_spec(agent).is_model
+        else ModelEntry.Kind.BASELINE
     )
     return model_entry_upsert(name=name, kind=kind or default_kind)
 
@@ -55,7 +52,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", required=True, help="as in `mirrorbench run`")
         parser.add_argument("--base-url", default=None)
-        parser.add_argument("--levels", default="0,1,2,3")
+        parser.add_argument("--levels", default=",".join(LEVEL_KEYS))
         parser.add_argument("--scenes", default="all")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--image-size", type=int, default=1024)
@@ -71,7 +68,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            spec = RunSpec(
+            config = RunConfig(
                 agent=options["agent"],
                 levels=_levels(options["levels"]),
                 scenes=options["scenes"],
@@ -82,7 +79,7 @@ class Command(BaseCommand):
             )
             entry = model_for_agent(options["agent"], options["model"], options["kind"])
             visibility = Run.Visibility.PRIVATE if options["private"] else Run.Visibility.PUBLIC
-            run = run_create(model_entry=entry, spec=spec, visibility=visibility)
+            run = run_create(model_entry=entry, config=config, visibility=visibility)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stderr.write(f"Queued run {run.pk} of {entry.name}: {run.episodes_expected} episodes")
