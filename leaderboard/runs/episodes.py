@@ -12,6 +12,7 @@ from leaderboard.frames.selectors import run_image_size
 from leaderboard.frames.services import FrameSpec
 from leaderboard.models import Run
 from leaderboard.replays.selectors import (
+    EPISODES_PER_PAGE,
     EpisodeFilters,
     episode_final_cells,
     frame_urls,
@@ -53,3 +54,14 @@ def run_episode_list(request: HttpRequest, run: Run) -> dict[str, Any]:
         "scene_ids": scene_ids,
         "outcomes": OUTCOMES,
     }
+
+
+def run_episode_cards(run: Run, episode_ids: list[int]) -> list[tuple[Any, str]]:
+    """Return the cards of ``episode_ids`` (the run's, at most a page of them) with their
+    thumbnails' addresses, as the run page shows them: what a live page refreshes."""
+    chosen = episode_ids[:EPISODES_PER_PAGE]
+    episodes = list(run.episodes.select_related("scene").filter(pk__in=chosen))
+    finals = episode_final_cells(episodes)
+    size = run_image_size(run)
+    keys = {e.pk: FrameSpec(e.scene, finals[e.pk], size).key for e in episodes}
+    return [(e, frame_urls(keys[e.pk])["thumb"]) for e in episodes]

@@ -181,14 +181,20 @@ def run_behaviour_records(*, run: Run) -> list[dict[str, Any]]:
 
 
 def run_progress(*, run: Run) -> dict[str, Any]:
-    """Return a run's progress: episodes by status, steps, bad responses, tokens (two queries).
+    """Return a run's progress: episodes by status, steps, bad responses, tokens (two queries,
+    three while the run goes on).
 
     ``cached_steps`` counts the steps answered from the response cache; the tokens, and the cost
     computed from them, leave those steps out: they were spent by the run that first asked.
     """
-    counts = dict(
-        run.episodes.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+    by_status = list(
+        run.episodes.values_list("status")
+        .annotate(n=Count("pk"), taken=Coalesce(Sum("steps_taken"), 0))
+        .values_list("status", "n", "taken")
     )
+    counts = {status: n for status, n, _ in by_status}
+    ended = (Episode.Status.COMPLETED, Episode.Status.ERROR)
+    finished_steps = sum(taken for status, _, taken in by_status if status in ended)
     steps = Step.objects.filter(episode__run=run).aggregate(
         steps=Count("pk"),
         bad=Count("pk", filter=Q(option__isnull=True)),
@@ -211,6 +217,18 @@ def run_progress(*, run: Run) -> dict[str, Any]:
             now_s=elapsed,
             remaining=remaining,
         )
+        running = counts.get(Episode.Status.RUNNING, 0)
+        if done < running:
+            # The episodes finished so far started with those still running: their pace counts
+            # one worker, not all of them. The steps say more (every episode in flight, at the
+            # provider's measured pace).
+            eta = eta_from_steps(
+                steps=steps["steps"],
+                in_flight_steps=steps["steps"] - finished_steps,
+                elapsed_s=elapsed,
+                remaining=remaining,
+                steps_per_episode=finished_steps / done if done else typical_steps(),
+            )
     return {
         "run": run.pk,
         "status": run.status,
@@ -262,6 +280,28 @@ def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], sce
 
 ETA_WINDOW = 20
 """Episodes whose finishing pace gives the recent rate of a run (``eta_range``)."""
+
+
+def eta_from_steps(
+    *,
+    steps: int,
+    in_flight_steps: int,
+    elapsed_s: float,
+    remaining: int,
+    steps_per_episode: float,
+) -> tuple[float, float] | None:
+    """Return how many seconds a run still needs, from its pace in steps; None before a step.
+
+    ``steps`` were answered in ``elapsed_s``, by every episode in flight at once: that pace
+    counts the workers and the provider's latency as measured. ``remaining`` episodes (those in
+    flight among them) need ``steps_per_episode`` steps each (the run's finished episodes', or
+    the random baseline's mean before one finishes), less the ``in_flight_steps`` they took.
+    """
+    if steps <= 0 or elapsed_s <= 0 or remaining <= 0:
+        return None
+    left = max(remaining * steps_per_episode - in_flight_steps, remaining)
+    seconds = left / (steps / elapsed_s)
+    return seconds, seconds
 
 
 def eta_range(

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from evaluation.registry import PROVIDERS
@@ -19,7 +20,7 @@ from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
 from leaderboard.runs.endpoints import refusal_text
-from leaderboard.runs.episodes import run_episode_list
+from leaderboard.runs.episodes import run_episode_cards, run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm
 from leaderboard.runs.selectors import (
     hosted_run_estimate,
@@ -64,11 +65,29 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    """A run's progress; with ``episodes=ID,ID,...`` (a page's unfinished cards), those cards
+    as the run page shows them (``cards``: id -> HTML), for a live page to swap in."""
     try:
         run = run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
-    return JsonResponse({**run_progress(run=run), "avg_by_level": run_avg_by_level(run=run)})
+    progress = run_progress(run=run)
+    data = {
+        **progress,
+        "status_label": run.get_status_display(),
+        "avg_by_level": run_avg_by_level(run=run),
+    }
+    wanted = [int(v) for v in request.GET.get("episodes", "").split(",") if v.isdigit()]
+    if wanted:
+        data["cards"] = {
+            e.pk: render_to_string(
+                "leaderboard/_episode_card.html",
+                {"e": e, "thumb": thumb, "run": run},
+                request=request,
+            )
+            for e, thumb in run_episode_cards(run, wanted)
+        }
+    return JsonResponse(data)
 
 
 @require_POST

@@ -126,3 +126,15 @@ def inline_code(value: Any) -> SafeString:
     escaped = str(conditional_escape(value))
     # Escaped first: the only markup is the code tags added here.
     return mark_safe(_BACKTICKS.sub(r"<code>\1</code>", escaped))
+
+
+_ID_JOINS = re.compile(r"([_-])")
+
+
+@register.filter
+def breakable(value: Any) -> SafeString:
+    """Escape an id and let it break after its ``_`` and ``-`` only (``<wbr>``), not mid-word:
+    ``male_0-mano_white-splash`` wraps as ``male_0-`` / ``mano_white-`` / ``splash``."""
+    escaped = str(conditional_escape(value))
+    # Escaped first: the only markup is the <wbr> added here.
+    return mark_safe(_ID_JOINS.sub(r"\1<wbr>", escaped))

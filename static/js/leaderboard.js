@@ -75,25 +75,55 @@
 })();
 
 // A run in progress: refresh its counters every two seconds until it ends, then reload once
-// to show the finished episodes and scores.
+// to show the finished episodes and scores. The episode cards of the page that are not
+// finished yet come back with the counters (as the page renders them) and are swapped in.
 (function () {
   "use strict";
   var section = document.querySelector("section.progress[data-url]");
   if (!section || !window.fetch) { return; }
   var bar = section.querySelector("progress");
+  var numbers = window.Intl ? new Intl.NumberFormat("en-US") : null;
+  var WHOLE = ["episodes_done", "steps", "bad", "episodes_error", "input_tokens", "output_tokens"];
+
+  function shown(field, value) {
+    if (value === null || value === undefined) { return "\u2014"; }
+    if (numbers && WHOLE.indexOf(field) >= 0) { return numbers.format(value); }
+    return value;
+  }
+
+  function unfinishedCards() {
+    return Array.prototype.map.call(
+      document.querySelectorAll("li.episode-card[data-episode]:not([data-final])"),
+      function (card) { return card.dataset.episode; }
+    );
+  }
+
+  function swapCards(cards) {
+    Object.keys(cards || {}).forEach(function (id) {
+      var old = document.querySelector('li.episode-card[data-episode="' + id + '"]');
+      if (!old) { return; }
+      var holder = document.createElement("template");
+      holder.innerHTML = cards[id].trim();
+      var card = holder.content.firstElementChild;
+      if (card && old.outerHTML !== card.outerHTML) { old.replaceWith(card); }
+    });
+  }
+
   function tick() {
-    fetch(section.dataset.url, { headers: { Accept: "application/json" } })
+    var ids = unfinishedCards();
+    var url = section.dataset.url + (ids.length ? "?episodes=" + ids.join(",") : "");
+    fetch(url, { headers: { Accept: "application/json" } })
       .then(function (response) { return response.json(); })
       .then(function (data) {
         section.querySelectorAll("[data-field]").forEach(function (el) {
-          var value = data[el.dataset.field];
-          el.textContent = value === null || value === undefined ? "\u2014" : value;
+          el.textContent = shown(el.dataset.field, data[el.dataset.field]);
         });
         if (bar) { bar.value = data.episodes_done; }
         section.querySelectorAll("[data-level]").forEach(function (el) {
           var avg = (data.avg_by_level || {})[el.dataset.level];
           el.textContent = avg === null || avg === undefined ? "\u2014" : avg.toFixed(3);
         });
+        swapCards(data.cards);
         if (data.status === "pending" || data.status === "running") {
           setTimeout(tick, 2000);
         } else {

@@ -6,10 +6,10 @@ import pytest
 from django.utils import timezone
 
 from evaluation.config import RunConfig
-from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.runs.selectors import eta_range, eta_text, run_progress
+from leaderboard.models import Episode, ModelEntry, Run, Step
+from leaderboard.runs.selectors import eta_from_steps, eta_range, eta_text, run_progress
 from leaderboard.runs.services import run_create
-from tests.leaderboard.factories import ModelEntryFactory
+from tests.leaderboard.factories import ModelEntryFactory, import_run
 
 
 def test_a_steady_run_gets_one_figure():
@@ -81,3 +81,47 @@ def test_the_run_page_says_the_time_left_from_its_finished_episodes(
     assert progress["eta_text"] in ("about 3 minutes", "3 to 4 minutes")
     content = client.get(f"/runs/{run.pk}/").content.decode()
     assert f'Time left: <span data-field="eta_text">{progress["eta_text"]}</span>' in content
+
+
+def test_the_first_estimate_counts_every_episode_in_flight():
+    # 72 episodes, four at a time, ten steps of a second each: about 180 s. At 10.5 s one has
+    # finished and three more are a step from it; by the pace of that one (one every 10.5 s) the
+    # 71 left would take 12 minutes. The steps answered say 3.
+    eta = eta_from_steps(
+        steps=41, in_flight_steps=31, elapsed_s=10.5, remaining=71, steps_per_episode=10
+    )
+    assert eta == pytest.approx((174, 174), abs=1)
+    assert eta_text(eta) == "about 3 minutes"
+    assert eta_text(eta_range(finished_s=[10.0], now_s=10.5, remaining=71)) == "about 12 minutes"
+    assert (
+        eta_from_steps(steps=0, in_flight_steps=0, elapsed_s=3, remaining=72, steps_per_episode=10)
+        is None
+    )
+
+
+@pytest.mark.django_db
+def test_while_fewer_episodes_have_finished_than_run_the_steps_give_the_time_left(bundles):
+    run = import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+    # Back to its first 10.5 s: one episode finished, four in flight, the rest waiting.
+    started = timezone.now() - timedelta(seconds=10.5)
+    Step.objects.filter(episode__run=run).delete()
+    Episode.objects.filter(run=run).update(status=Episode.Status.PENDING, steps_taken=0)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, started=started, finished=None)
+    first, *others = Episode.objects.filter(run=run).order_by("pk")[:5]
+    Episode.objects.filter(pk=first.pk).update(
+        status=Episode.Status.COMPLETED, steps_taken=10, heartbeat=started + timedelta(seconds=10)
+    )
+    Episode.objects.filter(pk__in=[e.pk for e in others]).update(status=Episode.Status.RUNNING)
+    taken = {first.pk: 10, others[0].pk: 10, others[1].pk: 10, others[2].pk: 10, others[3].pk: 1}
+    Step.objects.bulk_create(
+        Step(episode_id=pk, index=i, executed=True, distance_steps=1, hand_cell=[0, 0, 0])
+        for pk, n in taken.items()
+        for i in range(n)
+    )
+    run.refresh_from_db()
+    progress = run_progress(run=run)
+    # 263 episodes left at 10 steps, 31 of them taken, at 41 steps in 10.5 s: 11 minutes, where
+    # the one finished episode's pace said 46.
+    assert progress["episodes_running"] == 4 and progress["episodes_done"] == 1
+    assert progress["eta_s"] == pytest.approx((263 * 10 - 31) / (41 / 10.5), rel=0.02)
+    assert progress["eta_text"] == "about 11 minutes"

@@ -385,7 +385,8 @@ def test_a_runs_tokens_leave_out_the_cached_steps(client, cached_run):
     assert progress["input_tokens"] == 1000 * (episode.steps_taken - 2)
     assert progress["output_tokens"] == 50 * (episode.steps_taken - 2)
     page = client.get(f"/runs/{cached_run.pk}/").content.decode()
-    assert f'<span data-field="input_tokens">{1000 * (episode.steps_taken - 2)}</span>' in page
+    spent = f"{1000 * (episode.steps_taken - 2):,}"  # thousands separated, as on the page
+    assert f'<span data-field="input_tokens">{spent}</span>' in page
 
 
 def test_a_replay_without_cached_steps_has_no_cache_row(client, small_run):

@@ -223,3 +223,27 @@ def test_an_uploaded_run_offers_its_bundle_as_uploaded(client, tmp_path, bundles
     assert verify_bundle(exported) == []
     assert exported.header["created"] == original.header["created"]
     assert len(exported.episodes) == 264
+
+
+def test_the_progress_json_brings_the_pages_unfinished_cards_as_the_page_shows_them(
+    client, running_run
+):
+    done, moving, waiting = Episode.objects.filter(run=running_run).order_by("pk")[:3]
+    Episode.objects.filter(pk=moving.pk).update(status=Episode.Status.RUNNING, steps_taken=7)
+    ids = f"{done.pk},{moving.pk},{waiting.pk},x,99999999"  # junk and others' ids: left out
+    data = client.get(f"/runs/{running_run.pk}/progress.json?episodes={ids}").json()
+    assert data["status_label"] == "Running"
+    cards = data["cards"]
+    assert set(cards) == {str(done.pk), str(moving.pk), str(waiting.pk)}
+    assert f'data-episode="{done.pk}" data-final>' in cards[str(done.pk)]
+    assert "reached the mark" in cards[str(done.pk)]
+    assert 'class="episode-card outcome-pending"' in cards[str(moving.pk)]
+    assert "7 steps" in cards[str(moving.pk)] and "Running" in cards[str(moving.pk)]
+    assert "0 steps" in cards[str(waiting.pk)] and "Pending" in cards[str(waiting.pk)]
+    # A scene id breaks after its _ and - only; the thumbnail never holds the page up.
+    title = cards[str(done.pk)].split('class="title"><code>')[1].split("</code>")[0]
+    assert "<wbr>" in title and title.replace("<wbr>", "") == done.scene.scene_id
+    assert 'loading="lazy" decoding="async" fetchpriority="low"' in cards[str(done.pk)]
+    page = client.get(f"/runs/{running_run.pk}/").content.decode()
+    assert cards[str(moving.pk)].strip() in page  # one template for both
+    assert "cards" not in client.get(f"/runs/{running_run.pk}/progress.json").json()

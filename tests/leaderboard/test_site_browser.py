@@ -5,12 +5,14 @@ accessibility check of every page."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.utils import timezone
 
-from leaderboard.models import Episode, ModelEntry
+from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import UserFactory, import_run
 from tests.parts import DEV_EXTRA, import_part, require_part
@@ -247,6 +249,38 @@ def test_a_new_account_reads_errors_as_sentences_then_a_welcome(browser, site):
     assert box["y"] + box["height"] <= PHONE["height"]  # on the first screen
     page.reload()
     expect(page.locator("ul.messages")).to_have_count(0)  # said once
+    page.context.close()
+
+
+def test_a_live_run_page_moves_its_cards_and_counts_with_separators(browser, site):
+    run = site["random"]
+    Step.objects.filter(episode__run=run).update(input_tokens=300, output_tokens=100)
+    episodes = Episode.objects.filter(run=run).order_by("level", "scene_id")
+    first = episodes.first()
+    Episode.objects.filter(pk__in=[e.pk for e in episodes[:3]]).update(
+        status=Episode.Status.PENDING, steps_taken=0
+    )
+    started = timezone.now() - timedelta(seconds=60)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, started=started)
+    page = _page(browser, DESKTOP)
+    page.goto(f"{site['url']}/runs/{run.pk}/")
+    progress = page.locator("section.progress")
+    expect(progress.locator(".status")).to_have_text("Running")
+    expect(progress.locator('[data-field="input_tokens"]')).to_have_text(
+        re.compile(r"^\d{1,3}(,\d{3})+$")
+    )
+    card = page.locator(f'li.episode-card[data-episode="{first.pk}"]')
+    expect(card).to_contain_text("0 steps")
+    expect(card).to_contain_text("Pending")
+    # The worker moves on: the card follows without a reload.
+    Episode.objects.filter(pk=first.pk).update(status=Episode.Status.RUNNING, steps_taken=4)
+    expect(card).to_contain_text("4 steps", timeout=8_000)
+    expect(card).to_contain_text("Running")
+    Episode.objects.filter(pk=first.pk).update(status=first.status, steps_taken=first.steps_taken)
+    expect(card).to_contain_text(f"{first.steps_taken} steps", timeout=8_000)
+    expect(card).to_contain_text(re.compile(r"reached the mark|missed"))
+    expect(card).to_have_attribute("data-final", "")
+    expect(progress.locator(".status")).to_have_text("Running")  # capitalised as on load
     page.context.close()
 
 
