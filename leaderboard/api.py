@@ -163,3 +163,16 @@ def form_errors(form: forms.Form) -> dict[str, list[str]]:
 def query_number(value: Any) -> Any:
     """Return ``value``, or None where pandas has NaN (JSON has no NaN)."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def public_reads_unlocked(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: an operation anyone may call (its security lists
+    the empty requirement, ``{}``: credentials optional) gets ``security: []``, so the docs
+    show no padlock on it; the writes and your own submissions keep theirs."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if {} in (operation.get("security") or []):
+                operation["security"] = []
+    return result

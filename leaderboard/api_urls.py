@@ -1,4 +1,4 @@
-"""Routes of the REST API (read-only, plus starting hosted runs), its schema and its docs."""
+"""Routes of the REST API (public reads; runs and uploads for accounts), its schema and docs."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView

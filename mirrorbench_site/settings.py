@@ -297,10 +297,21 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "MirrorBench API",
     "DESCRIPTION": (
-        "Read-only access to the MirrorBench leaderboard: models, tables, runs, episodes."
+        "The MirrorBench leaderboard's data: models, tables, runs, episodes and charts, with "
+        "numbers at 3 decimals. Every read is public, no key needed (signed in, you also see "
+        "your private runs; your submissions need it). Two endpoints write, for accounts: "
+        "POST /api/evaluations/ starts a hosted run (accounts an administrator allowed) and "
+        "POST /api/submissions/ uploads a results bundle. Authenticate with "
+        "`Authorization: Token KEY` (an API token from your profile page) or the site's "
+        "session. [Back to the leaderboard](/) · [Browsable API](/api/)"
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        # Public reads carry no padlock in the docs (leaderboard/api.py).
+        "leaderboard.api.public_reads_unlocked",
+    ],
     # Swagger UI from the sidecar package: no CDN, the docs work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

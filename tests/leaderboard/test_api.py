@@ -145,6 +145,39 @@ def test_the_episode_list_names_every_bad_filter_at_once(client: Any) -> None:
     }
 
 
+def test_the_docs_lock_only_what_needs_a_key_and_say_what_writes(client: Any) -> None:
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    locked = {
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if operation.get("security")
+    }
+    # Public reads show no padlock; the two writes and one's own submissions keep theirs.
+    assert locked == {
+        ("POST", "/api/evaluations/"),
+        ("GET", "/api/submissions/"),
+        ("POST", "/api/submissions/"),
+        ("GET", "/api/submissions/{submission_id}/"),
+    }
+    assert schema["paths"]["/api/runs/"]["get"]["security"] == []
+    description = schema["info"]["description"]
+    assert "Read-only" not in description
+    assert "POST /api/evaluations/" in description and "POST /api/submissions/" in description
+
+
+def test_the_docs_and_the_browsable_api_lead_back_to_the_site(client: Any) -> None:
+    docs = client.get("/api/docs/").content.decode()
+    assert '<a class="brand" href="/">' in docs and 'href="/api/">Browsable API</a>' in docs
+    browsable = client.get("/api/", HTTP_ACCEPT="text/html").content.decode()
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in browsable
+    assert (
+        'class="navbar-brand" href="/"' in browsable and 'href="/api/docs/">API docs<' in browsable
+    )
+    assert "Django REST framework" not in browsable.split("</head>")[0]
+    assert "/static/css/api.css" in browsable
+
+
 def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any) -> None:
     response = client.get("/api/schema/")
     assert response.status_code == 200

@@ -120,3 +120,22 @@ def test_an_anonymous_player_is_told_when_another_tab_moved_on(live_server, page
     )
     expect(root).to_have_attribute("data-index", "1")  # it caught up with the episode
     expect(page.locator('[data-field="history"]')).to_contain_text("1. Option 6")
+
+
+def test_on_a_phone_the_image_and_all_six_moves_fit_one_screen(browser, live_server):
+    phone = {"width": 390, "height": 844}
+    context = browser.new_context(viewport=phone, is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/play/")
+    page.get_by_role("button", name="Start an episode").click()
+    expect(page.locator(".play-current .frame-box")).to_have_attribute("data-state", "ready")
+    # The page scrolls the episode into view as it starts: nothing more to scroll.
+    image = page.locator(".play-current img.frame").bounding_box()
+    moves = [b.bounding_box() for b in page.locator("[data-option]").all()]
+    assert len(moves) == 6
+    for box in [image, *moves]:
+        assert box["y"] >= 0 and box["y"] + box["height"] <= phone["height"], box
+        assert box["x"] + box["width"] <= phone["width"], box
+    assert image["width"] >= 300  # still the width of the screen, less the margins
+    context.close()

@@ -65,13 +65,15 @@ STICKING_OUT = """() => {
     return false;
   };
   return [...document.querySelectorAll("body *")]
-    .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !clipped(el))
+    .filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > width + 0.5)
+    .filter((el) => !clipped(el))
     .map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
       + (typeof el.className === "string" && el.className ? "." + el.className : ""));
 }"""
 """Elements that reach past the right edge of the screen, outside any frame that scrolls or clips
 them: what a phone would show cut off or let the page scroll sideways for (``scrollWidth`` of
-a mobile page misses them, as the browser widens the layout to fit)."""
+a mobile page misses them, as the browser widens the layout to fit). What is not shown (a closed
+menu's links) does not count."""
 
 
 def _sign_in(page, url: str) -> None:
@@ -159,6 +161,36 @@ def test_on_a_phone_the_score_is_on_the_first_screen_and_the_filters_are_folded(
     page.context.close()
 
 
+def test_on_a_phone_one_menu_holds_every_destination(browser, site):
+    page = _page(browser, PHONE)
+    page.goto(f"{site['url']}/levels/2/")
+    header = page.locator("header.site")
+    assert header.bounding_box()["height"] < 70  # one row: the brand and the menu
+    menu = page.locator("details.menu")
+    expect(page.locator("nav.main-nav.wide")).to_be_hidden()
+    # Every table's tab is on the screen, none past its edge.
+    for tab in page.get_by_role("navigation", name="Tables").get_by_role("link").all():
+        box = tab.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], tab.inner_text()
+    menu.locator("summary").click()
+    places = ["Leaderboard", "Charts", "Human vs robot", "Scenes", "Play", "About", "API"]
+    for name in [*places, "Sign in", "Create account"]:
+        link = menu.get_by_role("link", name=name, exact=True)
+        expect(link).to_be_visible()
+        box = link.bounding_box()
+        assert box["x"] + box["width"] <= PHONE["width"] and box["y"] + box["height"] <= 600
+    expect(menu.get_by_role("link", name="Leaderboard")).to_have_attribute("aria-current", "page")
+    assert page.evaluate(STICKING_OUT) == []
+    _sign_in(page, str(site["url"]))
+    assert page.locator("header.site").bounding_box()["height"] < 70  # not three rows
+    page.locator("details.menu summary").click()
+    for name in [*places, "Submit", "Evaluate", "alice"]:
+        expect(menu.get_by_role("link", name=name, exact=True)).to_be_visible()
+    menu.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(r"/$"))
+    page.context.close()
+
+
 def test_the_header_offers_sign_in_then_the_users_own_links_and_sign_out(browser, site):
     page = _page(browser, DESKTOP)
     page.goto(f"{site['url']}/about/")
@@ -198,6 +230,14 @@ def test_the_evaluate_form_is_a_card_whose_estimate_follows_the_choices(browser,
     assert estimate["y"] + estimate["height"] <= start["y"]
     assert page.evaluate(STICKING_OUT) == []
     page.goto(f"{site['url']}/submit/")
+    assert page.evaluate(STICKING_OUT) == []
+    # A refusal naming a long setting wraps inside the card too.
+    page.goto(f"{site['url']}/evaluate/")
+    page.get_by_label("Base URL").fill("http://127.0.0.1:9/v1")
+    page.get_by_label("Model name at the provider").fill("gpt-4o")
+    page.get_by_label("API key").fill("sk-typed-on-a-phone")
+    page.get_by_role("button", name="Start the run").click()
+    expect(page.locator("#id_base_url_error")).to_contain_text("MIRRORBENCH_ALLOW_PRIVATE")
     assert page.evaluate(STICKING_OUT) == []
     page.context.close()
 
@@ -281,6 +321,37 @@ def test_a_live_run_page_moves_its_cards_and_counts_with_separators(browser, sit
     expect(card).to_contain_text(re.compile(r"reached the mark|missed"))
     expect(card).to_have_attribute("data-final", "")
     expect(progress.locator(".status")).to_have_text("Running")  # capitalised as on load
+    page.context.close()
+
+
+FITS = """(selector) => [...document.querySelectorAll(selector)].map(
+  (wrap) => wrap.scrollWidth - wrap.clientWidth)"""
+"""How far each frame's table reaches past the frame (0: it fits, nothing scrolls)."""
+
+
+def test_tables_fit_where_their_numbers_would_otherwise_be_cut(browser, site):
+    page = _page(browser, DESKTOP)
+    # 95% intervals under their scores: the Overall columns stay on a 1366 px screen.
+    page.goto(f"{site['url']}/?ci=show")
+    expect(page.locator("table.board td .pm").first).to_be_visible()
+    assert page.evaluate(FITS, ".table-wrap:has(table.board.ranked)") == [0]
+    page.context.close()
+    page = _page(browser, PHONE)
+    # A model page's tables, its behaviour summary's headings whole.
+    page.goto(f"{site['url']}/models/random/")
+    overflow = page.evaluate(FITS, "section.run .table-wrap")
+    # The run evaluated here: five tables and its behaviour; the paper's row: its one table.
+    assert len(overflow) == 7 and set(overflow) == {0}, overflow
+    # A table that must scroll fades at the edge that has more, instead of a number cut short.
+    page.goto(f"{site['url']}/compare/?m=random&m=human")
+    wrap = page.locator(".compare-tables .table-wrap").first
+    assert page.evaluate(FITS, ".compare-tables .table-wrap")[0] > 0
+    expect(wrap).to_have_css("mask-image", re.compile(r"linear-gradient"))
+    # The browsable API is a phone's width, not 980 px.
+    page.goto(f"{site['url']}/api/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.evaluate(STICKING_OUT) == []
+    expect(page.get_by_role("link", name="MirrorBench")).to_have_attribute("href", "/")
     page.context.close()
 
 
