@@ -210,7 +210,7 @@ def _mark_stored(key: str) -> None:
     for variant in FRAME_VARIANTS:
         try:
             sizes[f"{variant}_bytes"] = default_storage.size(frame_path(key, variant))
-        except (OSError, NotImplementedError):
+        except (*_storage_errors(), NotImplementedError):
             sizes[f"{variant}_bytes"] = None
     Frame.objects.filter(pk=key).update(stored=timezone.now(), **sizes)
 
@@ -254,7 +254,20 @@ def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
     }
     Frame.objects.bulk_create(new.values(), ignore_conflicts=True)
     for key in new:
-        if frame_exists(key):
+        try:
+            exists = frame_exists(key)
+        except _storage_errors() as exc:
+            # Registering must not fail with the store (a model run registers each step's frame
+            # inside the step's transaction): the row stays unmarked, and whoever next serves
+            # or renders the frame finds it stored.
+            logger.warning(
+                "Cannot check frame %s in the store now (%s: %s); left unmarked",
+                key,
+                type(exc).__name__,
+                exc,
+            )
+            continue
+        if exists:
             _mark_stored(key)
     return keys
 
@@ -415,7 +428,9 @@ def frames_render(keys: Sequence[str]) -> FrameCount:
     for frame in wanted:
         if frame.renderer != version:
             continue
-        if frame.stored is not None or frame_exists(frame.key):
+        if frame.stored is not None or _stored_with_retries(
+            f"checking frame {frame.key}", lambda key=frame.key: frame_exists(key)
+        ):
             _mark_stored(frame.key)
             count.reused += 1
             continue

@@ -111,3 +111,28 @@ def test_a_frame_two_processes_store_at_once_is_kept_once(monkeypatch, settings,
     assert sorted(default_storage.listdir(folder)[1]) == sorted(
         frame_path(key, variant).rsplit("/", 1)[1] for variant in FRAME_VARIANTS
     )
+
+
+def test_registering_a_frame_while_the_store_fails_registers_it_unmarked(monkeypatch):
+    """A model run registers each step's frame inside the step's transaction: a store that
+    answers 503 then (botocore's ClientError) must not fail the step, and so the episode."""
+    from botocore.exceptions import ClientError
+
+    from leaderboard.boards.entries import benchmark_current
+    from leaderboard.models import Frame
+
+    scene = benchmark_current().scenes.get(scene_id="tienkung-allegro-logo_0")
+    key = frames.FrameSpec(scene, (3, 1, 4), 16).key
+    assert frames.frame_store(key=key, png=png_bytes())
+    Frame.objects.filter(pk=key).delete()  # stored by the run, not registered yet
+
+    def exists(name):
+        raise ClientError({"Error": {"Code": "503", "Message": "Slow Down"}}, "HeadObject")
+
+    monkeypatch.setattr(default_storage, "exists", exists)
+    assert frames.frames_register([frames.FrameSpec(scene, (3, 1, 4), 16)]) == [key]
+    assert Frame.objects.get(pk=key).stored is None  # left for whoever finds it next
+    monkeypatch.undo()
+    assert frames.frames_register([frames.FrameSpec(scene, (3, 1, 4), 16)]) == [key]
+    assert frames.frames_render([key]).reused == 1
+    assert Frame.objects.get(pk=key).stored is not None
