@@ -189,3 +189,41 @@ def test_the_cycle_finder_finds_a_cycle_and_the_edge_reader_sees_lazy_imports(tm
     modules["pkg.b"].write_text("def f():\n    from pkg import a\n")
     found = {(e.source, e.target, e.lazy) for e in import_edges(modules)}
     assert found == {("pkg.a", "pkg.b", False), ("pkg.b", "pkg.a", True)}
+
+
+LAYERS: dict[str, frozenset[str]] = {
+    "simulation": frozenset({"simulation"}),
+    # evaluation.cli's import-inspect loads mirrorbench.logs (listed in LAZY_IMPORTS).
+    "evaluation": frozenset({"evaluation", "simulation", "mirrorbench"}),
+    "mirrorbench": frozenset({"mirrorbench", "evaluation", "simulation"}),
+}
+"""The product packages each engine package may import; ``leaderboard`` and ``mirrorbench_site``
+(the site) may import any. The engine never imports the site, so it runs without a database."""
+
+SITE_ONLY = ("django", "rest_framework", "celery", "leaderboard", "mirrorbench_site")
+
+
+def test_each_engine_package_imports_only_the_layers_below_it(edges):
+    wrong = [
+        f"{e.source}:{e.line} imports {e.target}"
+        for e in edges
+        if (layer := e.source.split(".")[0]) in LAYERS
+        and e.target.split(".")[0] not in LAYERS[layer]
+    ]
+    assert not wrong, wrong
+
+
+def test_the_engine_never_imports_django_or_the_site():
+    found = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] not in LAYERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            found += [f"{name}:{node.lineno} imports {root}" for root in roots if root in SITE_ONLY]
+    assert not found, found
