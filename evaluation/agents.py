@@ -6,6 +6,8 @@ Baselines never look at images, so the runner never renders for them:
 - ``oracle``: a shortest path that respects collisions (the upper bound: 1.0 on every metric).
 - ``mirror-confused``: heads for the mark's mirror image instead of the mark, the failure mode
   of the paper's Fig. 4 (a sanity baseline that should do worse than random).
+- ``chest``: heads for the place where the paper's protocol puts the mark, whatever the scene
+  shows (the "go to the chest" habit that the ``moved-mark`` control condition defeats).
 - ``scripted``: plays responses from a file (for tests and replays).
 
 ``ModelAgent`` asks a multimodal model through a ``ModelClient``.
@@ -25,7 +27,7 @@ from evaluation.cache import StepCache, StepKey
 from evaluation.messages import ImagePart, ModelClient, ModelReply, TransportError
 from evaluation.parsing import parse_choice
 from evaluation.prompts import HistoryEntry, build_messages
-from simulation.catalogue import MIRROR_FACE_X_MM, STEP_MM, Scene
+from simulation.catalogue import MIRROR_FACE_X_MM, STEP_MM, Scene, get_scene
 from simulation.dynamics import Action, EpisodeState, Vec3, goal_cell, is_collision_free
 
 
@@ -201,6 +203,40 @@ class MirrorConfusedAgent:
 
     def describe(self) -> dict[str, Any]:
         return {"name": "mirror-confused", "kind": "baseline"}
+
+
+@dataclass
+class ChestAgent:
+    """Goes where the mark is in the paper's protocol, never where the scene puts it.
+
+    It walks the oracle's shortest path to the goal of the scene's ``main`` version (x first,
+    towards the body, then y, then z) and then keeps pressing against the body. Under ``main``,
+    ``no-mirror`` and ``mark-unseen`` that is the goal, so it scores as the oracle does: what
+    prior knowledge of the usual place achieves without the mirror. Under ``moved-mark`` it
+    never comes within a step of the mark (``simulation.catalogue.moved_mark_places``).
+    """
+
+    needs_images: bool = False
+    image_history: int = 0
+
+    @classmethod
+    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
+        """Return a factory of agents (the registry's entry); it takes no argument or seed."""
+        return cls
+
+    def start(self, scene: Scene, level: int, seed: int) -> None:
+        pass
+
+    def resume(self, steps_taken: int) -> None:
+        pass
+
+    def act(self, observation: Observation) -> Decision:
+        scene = observation.scene
+        action = _towards(observation.cell, goal_cell(get_scene(scene.id)), scene)
+        return _decision((action or Action.BACKWARD).value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "chest", "kind": "baseline"}
 
 
 class ScriptError(ValueError):

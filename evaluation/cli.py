@@ -30,9 +30,11 @@ from evaluation.vocabulary import (
     METRICS,
     TRACK_KEYS,
     TRACKS,
+    conditions_text,
     level_label,
     levels_text,
     metric_label,
+    parse_condition,
     parse_levels,
     track_label,
 )
@@ -121,7 +123,7 @@ def _check_offset(scene: Scene, cell: Vec3) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    scene = get_scene(args.scene)
+    scene = get_scene(args.scene, args.condition)
     cell = args.offset
     _check_offset(scene, cell)
     with _open_renderer(shadows=not args.no_shadows, name=args.renderer) as renderer:
@@ -210,11 +212,18 @@ def _level(text: str) -> int:
     return int(text)
 
 
+def _condition(text: str) -> str:
+    try:
+        return parse_condition(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_prompt(args: argparse.Namespace) -> int:
     """Print the messages of the step after ``--moves`` (images as named placeholders)."""
     from evaluation.preview import EpisodeOver, parse_moves, prompt_after
 
-    scene = get_scene(args.scene)
+    scene = get_scene(args.scene, args.condition)
     try:
         preview = prompt_after(scene, args.level, parse_moves(args.moves), args.size)
     except (EpisodeOver, ValueError) as exc:
@@ -243,9 +252,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
         max_tokens=args.max_tokens,
         use_cache=not args.no_cache,
+        condition=args.condition,
     )
     try:
-        scenes = select_scenes(config.scenes)
+        scenes = select_scenes(config.scenes, config.condition)
         spec = config.agent_spec
     except (UnknownSceneError, AgentSpecError) as exc:
         raise UsageError(str(exc)) from None
@@ -507,6 +517,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--offset", type=_offset, default=(0, 0, 0), help="hand offset DX,DY,DZ in steps"
     )
     p.add_argument("--no-mirror", action="store_true", help="remove the mirror (control view)")
+    p.add_argument(
+        "--condition",
+        type=_condition,
+        default="main",
+        help=f"{conditions_text()} (default: main, the paper's protocol)",
+    )
     p.add_argument("--no-shadows", action="store_true", help="render without shadows")
     p.add_argument(
         "--renderer", help="mujoco or isaac (default: $MIRRORBENCH_RENDERER, else mujoco)"
@@ -543,17 +559,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="options 1-6 to play first, e.g. 6,6,3; prints the next step's messages "
         "(default: none, the first step)",
     )
+    p.add_argument(
+        "--condition",
+        type=_condition,
+        default="main",
+        help=f"{conditions_text()} (default: main, the paper's protocol)",
+    )
     p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser("run", help="evaluate an agent and write a results bundle")
     p.add_argument(
         "--agent",
         required=True,
-        help="random | oracle | mirror-confused | scripted:FILE | openai:MODEL | anthropic:MODEL",
+        help="random | oracle | mirror-confused | chest | scripted:FILE | openai:MODEL | "
+        "anthropic:MODEL",
     )
     p.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
     p.add_argument("--levels", type=_levels, default=LEVELS, help="e.g. 0,1 (default: all)")
     p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
+    p.add_argument(
+        "--condition",
+        type=_condition,
+        default="main",
+        help=f"{conditions_text()} (default: main, the paper's protocol)",
+    )
     p.add_argument(
         "--seed",
         type=int,

@@ -26,7 +26,7 @@ from evaluation.registry import (
     make_agent_factory,
     parse_agent_spec,
 )
-from evaluation.vocabulary import LEVELS, levels_text
+from evaluation.vocabulary import LEVELS, MAIN_CONDITION, levels_text, parse_condition
 from simulation.backends import renderer_version
 from simulation.renderer import DEFAULT_SIZE, MAX_SIZE
 
@@ -62,6 +62,8 @@ class RunConfig:
             runs keep sending.
         pairs: Only these (scene id, level) episodes, when given (a reproduction's sample).
         use_cache: Reuse cached answers to identical requests (a reproduction asks afresh).
+        condition: The condition the scenes are played under (``vocabulary.CONDITIONS``):
+            ``main``, the paper's protocol, or a control.
     """
 
     agent: str
@@ -74,6 +76,13 @@ class RunConfig:
     max_tokens: int | None = None
     pairs: tuple[tuple[str, int], ...] = ()
     use_cache: bool = True
+    condition: str = MAIN_CONDITION
+
+    def __post_init__(self) -> None:
+        try:
+            parse_condition(self.condition)
+        except ValueError as exc:
+            raise RunConfigError("condition", str(exc)) from None
 
     @property
     def agent_spec(self) -> AgentSpec:
@@ -87,7 +96,8 @@ class RunConfig:
         return GenerationParams(max_tokens=self.max_tokens)
 
     def as_dict(self) -> dict[str, Any]:
-        """Return the configuration as JSON (``pairs`` and ``use_cache`` only when set)."""
+        """Return the configuration as JSON (``pairs``, ``use_cache`` and ``condition`` only when
+        they are not their defaults)."""
         return {
             "agent": self.agent,
             "levels": list(self.levels),
@@ -99,6 +109,7 @@ class RunConfig:
             "max_tokens": self.max_tokens,
             **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
             **({"use_cache": False} if not self.use_cache else {}),
+            **({"condition": self.condition} if self.condition != MAIN_CONDITION else {}),
         }
 
     @classmethod
@@ -156,6 +167,8 @@ class RunConfig:
                     "use_cache", f"expected true or false, got {_kind(data['use_cache'])}"
                 )
             values["use_cache"] = data["use_cache"]
+        if "condition" in data:
+            values["condition"] = data["condition"]  # checked by __post_init__
         return cls(**values)
 
 
@@ -174,7 +187,8 @@ def bundle_header(
     describes the agent). ``scenes`` are the scene ids the run plays and ``levels`` its levels
     (default ``config.levels``); the others default to this benchmark version, now, and this
     tool. The renderer's ``image_history`` is the configuration's for agents that look at
-    images, 0 for the others.
+    images, 0 for the others. A run under a control condition names it (``condition``); a run
+    of the paper's protocol has no such key, so its header is what it always was.
     """
     spec = config.agent_spec
     return {
@@ -191,6 +205,7 @@ def bundle_header(
             "levels": list(config.levels if levels is None else levels),
             "scenes": list(scenes),
         },
+        **({"condition": config.condition} if config.condition != MAIN_CONDITION else {}),
         "seed": config.seed,
         "created": created or now_iso(),
         "tool": {"name": "mirrorbench", "version": tool_version(), **(tool or {})},

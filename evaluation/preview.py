@@ -34,7 +34,7 @@ class PromptPreview:
 
 
 def _image(label: str, scene: Scene, cell: Vec3, size: int) -> ImagePart:
-    key = frame_key(renderer_version(), scene.id, cell, size)
+    key = frame_key(renderer_version(), scene.id, cell, size, condition=scene.condition)
     return ImagePart(b"", size, size, f"{label}, hand at cell {cell}, frame {key}")
 
 
@@ -59,7 +59,8 @@ def prompt_after(scene: Scene, level: int, moves: Sequence[int], size: int) -> P
 
     The history reports each move with its execution feedback (a move into the body or the
     mirror fails and leaves the hand where it was); the previous image is the view before the
-    last move, as the runner shows it. Raises :class:`EpisodeOver` when the moves reach the
+    last move, as the runner shows it. The text is the same under every condition; the frame
+    keys name ``scene``'s. Raises :class:`EpisodeOver` when the moves reach the
     mark or use up the step budget before the end.
     """
     state = EpisodeState(scene)

@@ -8,8 +8,8 @@ client and no API key, and a process that only describes, validates or lists age
 a provider's SDK. Used alike by ``mirrorbench run``, the site's forms, services and workers, and
 its bundle exports.
 
-Specs: ``random``, ``oracle``, ``mirror-confused``, ``scripted:FILE``, ``human:NAME`` (a person
-playing in the browser, never built here), and ``PROVIDER:MODEL`` for each provider
+Specs: ``random``, ``oracle``, ``mirror-confused``, ``chest``, ``scripted:FILE``, ``human:NAME``
+(a person playing in the browser, never built here), and ``PROVIDER:MODEL`` for each provider
 (``openai:MODEL``, ``anthropic:MODEL``). Everything after the first ``:`` is the argument, so a
 model name may hold ``:`` and ``/``.
 
@@ -152,6 +152,9 @@ register_agent(
     entry_point="evaluation.agents:MirrorConfusedAgent",
 )
 register_agent(
+    "chest", kind="baseline", label="Go to the chest", entry_point="evaluation.agents:ChestAgent"
+)
+register_agent(
     "scripted",
     kind="baseline",
     label="Scripted",
@@ -163,7 +166,7 @@ register_agent("human", kind="human", label="Human", entry_point=None, argument=
 BASELINES = tuple(
     name for name, agent in AGENTS.items() if agent.kind == "baseline" and not agent.argument
 )
-"""The baselines a bare name runs: ``random``, ``oracle``, ``mirror-confused``."""
+"""The baselines a bare name runs: ``random``, ``oracle``, ``mirror-confused``, ``chest``."""
 
 
 class AgentSpecError(ValueError):

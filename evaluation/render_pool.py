@@ -105,7 +105,7 @@ class _Job:
 
     @property
     def scene_key(self) -> tuple[str, bool]:
-        return (self.scene.id, self.mirror)
+        return (self.scene.variant_id, self.mirror)
 
 
 def _rank(job: _Job, all_begun: bool) -> tuple[int, int, int, float]:
@@ -196,15 +196,17 @@ class RenderPool:
             return len(self._workers) >= self.threads and not self._idle
 
     def key(self, scene: Scene, cell: Vec3, size: int, *, mirror: bool = True) -> str:
-        """Return the frame key of a view this pool renders."""
-        return frame_key(self.version(), scene.id, cell, size, mirror=mirror)
+        """Return the frame key of a view this pool renders (of ``scene`` under its condition)."""
+        return frame_key(
+            self.version(), scene.id, cell, size, mirror=mirror, condition=scene.condition
+        )
 
     @contextmanager
     def scene_open(self, scene: Scene, *, mirror: bool = True) -> Iterator[int]:
         """Mark ``scene`` in use while the block runs (an episode): the render thread that set
         it up keeps it until no episode uses it. Yields the episode's number (1 for the first
         episode opened in this pool, then 2, ...): pass it to ``render``."""
-        scene_key = (scene.id, mirror)
+        scene_key = (scene.variant_id, mirror)
         with self._cond:
             self._expected.pop(scene_key, None)
             if scene_key in self._waiting:
@@ -233,7 +235,7 @@ class RenderPool:
         with self._cond:
             self._told = True
             for scene in scenes:
-                scene_key = (scene.id, mirror)
+                scene_key = (scene.variant_id, mirror)
                 self._waiting[scene_key] = self._waiting.get(scene_key, 0) + 1
                 if scene_key not in self._refs:
                     self._expected.setdefault(scene_key, scene)

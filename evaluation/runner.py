@@ -221,7 +221,7 @@ def _play(
         )
     version = renderer_version()
     while not state.done:
-        key = frame_key(version, scene.id, state.cell, image_size)
+        key = frame_key(version, scene.id, state.cell, image_size, condition=scene.condition)
         if looks and frame is not None:
             current, key = frame(state.cell, steps_left=scene.max_steps - state.steps_taken)
             shown.append(current)
@@ -347,11 +347,14 @@ def run(
     completed episodes of an existing bundle with the same header are kept and skipped; errored
     and unfinished ones run again.
 
+    The scenes are played under ``config.condition`` (their marks, goals and views as it has
+    them); the prompts, budgets and metrics are the same under every condition.
+
     Raises:
         KeyError: ``config.scenes`` names a scene that is not in the scene set.
     """
     limit_malloc_arenas()  # before the worker threads start
-    scenes = select_scenes(config.scenes)
+    scenes = select_scenes(config.scenes, config.condition)
     levels, seed, image_size = config.levels, config.seed, config.image_size
     wanted = set(config.pairs)
     header = bundle_header(config, scenes=[s.id for s in scenes])
@@ -449,6 +452,7 @@ def _check_resumable(old: dict[str, Any], new: dict[str, Any], path: Path) -> No
         "agent",
         "renderer",
         "selection",
+        "condition",
         "seed",
         "model",
         "generation",

@@ -2,7 +2,9 @@
 
 No rendering is needed: the recorded responses are parsed again, the moves replayed on the
 grid, and every recorded option, execution flag, distance, hand cell, success flag and metric
-compared with what the replay gives. Anything that disagrees is reported, one line each.
+compared with what the replay gives. Anything that disagrees is reported, one line each. A
+bundle of a control condition (its header's ``condition``) is replayed under that condition:
+its marks, goals and so distances are the condition's.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from evaluation.bundle import (
 )
 from evaluation.metrics import episode_score
 from evaluation.parsing import parse_choice
-from evaluation.vocabulary import COMPLETED, ERROR, METRICS
-from simulation.catalogue import UnknownSceneError, get_scene, scene_set
+from evaluation.vocabulary import COMPLETED, ERROR, MAIN_CONDITION, METRICS, parse_condition
+from simulation.catalogue import Scene, scene_set
 from simulation.dynamics import Action, EpisodeState
 from simulation.versions import KNOWN_VERSIONS, unknown_version_message
 
@@ -66,7 +68,12 @@ def _find_problems(bundle: Bundle) -> Iterator[str]:
             f"{benchmark_version()}"
         )
         return
-    known = scene_set()
+    try:
+        condition = parse_condition(header.get("condition", MAIN_CONDITION))
+    except ValueError as exc:
+        yield f"header: {exc}"
+        return
+    known = scene_set(condition)
     selected_scenes = header["selection"]["scenes"]
     for scene in selected_scenes:
         if scene not in known:
@@ -90,7 +97,7 @@ def _find_problems(bundle: Bundle) -> Iterator[str]:
         seen[key] = line
         if key not in expected:
             yield f"{where}: not part of the header's selection of scenes and levels"
-        for message in _check_episode(record):
+        for message in _check_episode(record, known):
             yield f"{where}: {message}"
     for scene_id, level in sorted(expected - set(seen)):
         yield f"missing episode: {scene_id} L{level}"
@@ -109,10 +116,12 @@ def _capped(where: str, errors: list[str]) -> list[str]:
     return shown
 
 
-def _check_episode(record: dict[str, Any]) -> list[str]:
+def _check_episode(record: dict[str, Any], scenes: dict[str, Scene]) -> list[str]:
+    """Return the discrepancies of one episode, replayed in ``scenes`` (the bundle's
+    condition's)."""
     try:
-        scene = get_scene(record["scene_id"])
-    except UnknownSceneError:
+        scene = scenes[record["scene_id"]]
+    except KeyError:
         return [f"unknown scene {record['scene_id']!r}"]
     problems = []
     if record["track"] != scene.track:

@@ -1,17 +1,19 @@
-"""The benchmark's vocabulary: prompt levels, tracks, metrics, episode statuses and table ids.
+"""The benchmark's vocabulary: levels, tracks, metrics, conditions, episode statuses, table ids.
 
 Defined once, here; the engine (prompts, metrics, bundles, the command line) and the site (model
 choices, forms, tables, charts, filters) take their lists and labels from this module rather
 than writing them out. Plain data, importable without Django. The tracks are the scene
-catalogue's (``simulation.catalogue.Track``, which the engine below this package owns); every
-other list starts here.
+catalogue's (``simulation.catalogue.Track``, which the engine below this package owns), and so
+are the names of the conditions (``simulation.catalogue.CONDITIONS``: the renderer and the
+dynamics act on them); every other list starts here.
 """
 
 from __future__ import annotations
 
 from typing import Final, get_args
 
-from simulation.catalogue import Track
+from simulation.catalogue import CONDITIONS as SCENE_CONDITIONS
+from simulation.catalogue import MAIN, Track, UnknownConditionError, check_condition
 
 # Prompt levels.
 
@@ -154,3 +156,47 @@ def episode_outcome(status: str, success: bool) -> str | None:
     if status == COMPLETED:
         return SUCCESS if success else FAILURE
     return ERROR if status == ERROR else None
+
+
+# Conditions: the paper's protocol and its controls.
+
+MAIN_CONDITION: Final = MAIN
+"""The paper's protocol, the default condition: the only one the main tables rank."""
+CONDITIONS: Final[tuple[str, ...]] = tuple(SCENE_CONDITIONS)
+"""Every condition a run may play: ``main``, then the controls ``no-mirror``, ``mark-unseen``
+and ``moved-mark`` (the same scenes, prompts, budgets, dynamics and metrics, one change each)."""
+CONTROL_CONDITIONS: Final[tuple[str, ...]] = CONDITIONS[1:]
+"""The control conditions, never ranked in the main tables."""
+CONDITION_LABELS: Final[dict[str, str]] = {
+    MAIN: "Main",
+    "no-mirror": "No mirror",
+    "mark-unseen": "Mark unseen",
+    "moved-mark": "Moved mark",
+}
+"""Each condition's name for people."""
+CONDITION_SUMMARIES: Final[dict[str, str]] = {
+    name: condition.summary for name, condition in SCENE_CONDITIONS.items()
+}
+"""What each condition changes, in a few words."""
+
+
+def condition_label(condition: str) -> str:
+    """Return a condition's name for people: ``Moved mark``."""
+    return CONDITION_LABELS.get(condition, condition)
+
+
+def conditions_text() -> str:
+    """Return the conditions as an error message lists them: ``main, no-mirror, ...``."""
+    return ", ".join(CONDITIONS)
+
+
+def parse_condition(text: object) -> str:
+    """Return the condition ``text`` names.
+
+    Raises:
+        ValueError: ``text`` names no condition (the message lists them).
+    """
+    try:
+        return check_condition(text)
+    except UnknownConditionError as exc:
+        raise ValueError(str(exc)) from None

@@ -7,7 +7,8 @@ kept in whole millimetres so that every distance on the 0.1 m grid is an exact i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal
 
@@ -258,6 +259,9 @@ class Scene:
     start_mm: Vec3
     goal_mm: Vec3
     d0_steps: int
+    condition: str = "main"
+    """The control condition the scene is played under (``CONDITIONS``); ``main`` is the
+    paper's protocol."""
 
     @property
     def track(self) -> Track:
@@ -270,8 +274,24 @@ class Scene:
 
     @property
     def mark_center_mm(self) -> Vec3:
-        """Centre of the mark on the body's front surface."""
-        return (self.body.front_x_mm, *self.body.mark_yz_mm)
+        """Centre of the mark on the body's front surface (the goal's y and z)."""
+        return (self.body.front_x_mm, self.goal_mm[1], self.goal_mm[2])
+
+    @property
+    def variant_id(self) -> str:
+        """The scene's id under its condition: the id itself under ``main``, else
+        ``<id>@<condition>`` (what renderers keep a built scene under)."""
+        return self.id if self.condition == MAIN else f"{self.id}@{self.condition}"
+
+    @property
+    def shows_mirror(self) -> bool:
+        """Whether the scene's condition keeps the mirror."""
+        return CONDITIONS[self.condition].mirror
+
+    @property
+    def shows_mark(self) -> bool:
+        """Whether the scene's condition draws the mark (it is the goal either way)."""
+        return CONDITIONS[self.condition].mark_drawn
 
     def summary(self) -> dict[str, object]:
         """Return the scene as a JSON-ready dict (the ``mirrorbench scenes --json`` record)."""
@@ -285,6 +305,7 @@ class Scene:
             "max_steps": self.max_steps,
             "start_m": [v / 1000 for v in self.start_mm],
             "goal_m": [v / 1000 for v in self.goal_mm],
+            **({"condition": self.condition} if self.condition != MAIN else {}),
         }
 
 
@@ -326,8 +347,15 @@ ROBOT_MARKS = ("logo_0", "logo_1")
 
 
 @cache
-def scene_set() -> dict[str, Scene]:
-    """Return the scene set: 48 Human then 18 Robot scenes, keyed by stable id."""
+def scene_set(condition: str = "main") -> dict[str, Scene]:
+    """Return the scene set: 48 Human then 18 Robot scenes, keyed by stable id.
+
+    ``condition`` names a control condition (``CONDITIONS``): the same scenes, each changed as
+    the condition says. Raises UnknownConditionError naming the conditions for any other name.
+    """
+    if condition != MAIN:
+        check_condition(condition)
+        return {i: scene_under(s, condition) for i, s in scene_set(MAIN).items()}
     scenes: dict[str, Scene] = {}
     for track, marks in (("Human", HUMAN_MARKS), ("Robot", ROBOT_MARKS)):
         bodies = [b for b in BODIES.values() if b.track == track]
@@ -347,9 +375,10 @@ class UnknownSceneError(KeyError):
         return str(self.args[0])
 
 
-def get_scene(scene_id: str) -> Scene:
-    """Return the scene with this id, or raise UnknownSceneError naming valid ids."""
-    scenes = scene_set()
+def get_scene(scene_id: str, condition: str = "main") -> Scene:
+    """Return the scene with this id under ``condition``, or raise UnknownSceneError naming
+    valid ids (UnknownConditionError naming the conditions)."""
+    scenes = scene_set(condition)
     try:
         return scenes[scene_id]
     except KeyError:
@@ -360,12 +389,241 @@ def get_scene(scene_id: str) -> Scene:
         ) from None
 
 
-def select_scenes(selector: str) -> list[Scene]:
-    """Return scenes for ``all``, ``human``, ``robot`` or a comma-separated list of ids."""
-    scenes = scene_set()
+def select_scenes(selector: str, condition: str = "main") -> list[Scene]:
+    """Return scenes for ``all``, ``human``, ``robot`` or a comma-separated list of ids, under
+    ``condition``."""
+    scenes = scene_set(condition)
     key = selector.strip().lower()
     if key == "all":
         return list(scenes.values())
     if key in ("human", "robot"):
         return [s for s in scenes.values() if s.track.lower() == key]
-    return [get_scene(part.strip()) for part in selector.split(",") if part.strip()]
+    return [get_scene(part.strip(), condition) for part in selector.split(",") if part.strip()]
+
+
+# Control conditions: the same scenes with one change each, beside the paper's protocol.
+
+MAIN = "main"
+NO_MIRROR = "no-mirror"
+MARK_UNSEEN = "mark-unseen"
+MOVED_MARK = "moved-mark"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A way of playing the scene set: the paper's protocol (``main``) or a control.
+
+    A control changes one thing and nothing else: the prompts, budgets, dynamics and metrics
+    stay the paper's.
+    """
+
+    name: str
+    summary: str
+    mirror: bool = True
+    """The mirror is in the scene."""
+    mark_drawn: bool = True
+    """The mark is drawn (it is the goal whether drawn or not)."""
+    mark_moved: bool = False
+    """The mark sits at the scene's moved place (``moved_mark_yz``), not at its body's."""
+
+
+CONDITIONS: dict[str, Condition] = {
+    c.name: c
+    for c in (
+        Condition(MAIN, "the paper's protocol"),
+        Condition(NO_MIRROR, "the mirror is removed: the mark is visible nowhere", mirror=False),
+        Condition(
+            MARK_UNSEEN,
+            "the mirror stays, the mark is not drawn (it is still the goal)",
+            mark_drawn=False,
+        ),
+        Condition(
+            MOVED_MARK,
+            "the mark sits at another seeded place on the front of the body",
+            mark_moved=True,
+        ),
+    )
+}
+"""Every condition by name, ``main`` first."""
+
+
+class UnknownConditionError(ValueError):
+    """A condition name that is not in ``CONDITIONS``."""
+
+
+def check_condition(name: object) -> str:
+    """Return ``name`` if it names a condition, or raise UnknownConditionError naming them."""
+    if not isinstance(name, str) or name not in CONDITIONS:
+        raise UnknownConditionError(
+            f"unknown condition {name!r}; expected one of {', '.join(CONDITIONS)}"
+        )
+    return name
+
+
+MOVED_MARK_SEED = 36
+"""Seeds the choice of each scene's moved mark among its places (``moved_mark_yz``)."""
+MOVED_MARK_MIN_SPARE_STEPS = 5
+"""A moved mark leaves at least this many steps of the budget beyond its shortest path."""
+MOVED_MARK_PLACES_MM: dict[str, tuple[tuple[int, int], ...]] = {
+    "male_0": (
+        (-100, 1000),
+        (0, 1000),
+        (100, 1000),
+        (-100, 1100),
+        (0, 1100),
+        (100, 1100),
+        (-100, 1200),
+        (0, 1200),
+        (100, 1200),
+        (0, 1300),
+    ),
+    "male_1": (
+        (-100, 1000),
+        (0, 1000),
+        (100, 1000),
+        (-100, 1100),
+        (0, 1100),
+        (100, 1100),
+        (-100, 1200),
+        (0, 1200),
+        (100, 1200),
+        (0, 1300),
+    ),
+    "female_0": (
+        (-100, 700),
+        (100, 700),
+        (-100, 800),
+        (100, 800),
+        (-100, 900),
+        (0, 900),
+        (100, 900),
+        (-100, 1000),
+        (0, 1000),
+        (100, 1000),
+        (-100, 1100),
+        (0, 1100),
+        (100, 1100),
+        (-100, 1200),
+        (0, 1200),
+        (100, 1200),
+        (0, 1300),
+    ),
+    "female_1": (
+        (-100, 700),
+        (100, 700),
+        (-100, 800),
+        (100, 800),
+        (-100, 900),
+        (0, 900),
+        (100, 900),
+        (-100, 1000),
+        (0, 1000),
+        (100, 1000),
+        (-100, 1100),
+        (0, 1100),
+        (100, 1100),
+        (-100, 1200),
+        (0, 1200),
+        (100, 1200),
+        (0, 1300),
+    ),
+    "tienkung": (
+        (0, 900),
+        (0, 1000),
+        (0, 1100),
+        (0, 1200),
+    ),
+    "GR1_T2": (
+        (-200, 950),
+        (0, 950),
+        (200, 950),
+        (-200, 1050),
+        (0, 1050),
+        (200, 1050),
+        (-100, 1150),
+        (0, 1250),
+        (0, 1550),
+    ),
+    "nova_carter": (
+        (-200, 200),
+        (-100, 200),
+        (0, 200),
+        (100, 200),
+        (200, 200),
+        (-200, 300),
+        (-100, 300),
+        (0, 300),
+        (100, 300),
+        (200, 300),
+        (-200, 400),
+        (-100, 400),
+        (0, 400),
+        (100, 400),
+        (200, 400),
+        (-200, 500),
+        (-100, 500),
+        (0, 500),
+        (100, 500),
+        (200, 500),
+        (-100, 600),
+        (0, 600),
+        (100, 600),
+    ),
+}
+"""Where a mark fits on the front of each body (y, z of its centre, in millimetres, on the
+0.1 m grid), within 0.3 m of the height of the body's own mark: the body's surface lies within
+0.1 m behind the mark's centre and the corners of its middle half, nothing of the body stands
+in front of it, the camera behind the body cannot see it, and the mirror shows it from the
+start. ``tests/simulation/test_conditions.py`` checks every scene's moved mark against the
+body's geometry and the visibility probe."""
+
+
+def moved_mark_places(scene: Scene) -> list[tuple[int, int]]:
+    """Return the places the moved mark of ``scene`` may take (y, z in millimetres).
+
+    Of its body's ``MOVED_MARK_PLACES_MM``, those more than one step (Manhattan) from every
+    cell of every shortest route from the start to the scene's own mark, so that heading for
+    the usual place never touches the moved mark, and within the step budget with
+    ``MOVED_MARK_MIN_SPARE_STEPS`` to spare.
+    """
+    main = scene_set()[scene.id]
+    start, goal = main.start_mm, main.goal_mm
+    places = []
+    for y, z in MOVED_MARK_PLACES_MM[main.body.id]:
+        outside = sum(
+            _outside_steps(value, start[axis], goal[axis]) for axis, value in ((1, y), (2, z))
+        )
+        d0 = (abs(goal[0] - start[0]) + abs(y - start[1]) + abs(z - start[2])) // STEP_MM
+        if outside >= 2 and d0 + MOVED_MARK_MIN_SPARE_STEPS <= main.max_steps:
+            places.append((y, z))
+    return places
+
+
+def _outside_steps(value: int, a: int, b: int) -> int:
+    """How many steps ``value`` lies outside the range between ``a`` and ``b``."""
+    low, high = min(a, b), max(a, b)
+    return max(low - value, value - high, 0) // STEP_MM
+
+
+def moved_mark_yz(scene: Scene) -> tuple[int, int]:
+    """Return where the mark of ``scene`` sits under ``moved-mark``: one of its
+    ``moved_mark_places``, drawn with ``MOVED_MARK_SEED`` and the scene's id."""
+    places = moved_mark_places(scene)
+    if not places:
+        raise SceneValidationError(f"{scene.id}: no place for a moved mark")
+    return random.Random(f"{MOVED_MARK_SEED}|{scene.id}").choice(places)
+
+
+def scene_under(scene: Scene, condition: str) -> Scene:
+    """Return ``scene`` as ``condition`` plays it: the same scene, with its condition named and,
+    for ``moved-mark``, the mark (and so the goal and d0) at its moved place."""
+    rule = CONDITIONS[check_condition(condition)]
+    main = scene_set()[scene.id]
+    if condition == MAIN:
+        return main
+    if not rule.mark_moved:
+        return replace(main, condition=condition)
+    y, z = moved_mark_yz(main)
+    goal = (main.goal_mm[0], y, z)
+    d0 = sum(abs(g - s) for g, s in zip(goal, main.start_mm, strict=True)) // STEP_MM
+    return replace(main, goal_mm=goal, d0_steps=d0, condition=condition)

@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from simulation.backends import make_renderer_from_env
-from simulation.catalogue import Scene, get_scene
+from simulation.catalogue import MAIN, Scene, check_condition, get_scene
 from simulation.dynamics import Action, EpisodeState
 from simulation.renderer import DEFAULT_SIZE, Renderer, frame_key, validate_size
 
@@ -32,8 +32,11 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
     dynamics are deterministic, so ``reset(seed=...)`` only seeds ``np_random``.
 
     ``reset(options={"scene": scene_id})`` switches the environment to another scene (same
-    size, mirror and renderer); the new scene stays until the next switch. ``env.spec`` still
-    names the scene the environment was made with.
+    size, mirror, condition and renderer); the new scene stays until the next switch.
+    ``env.spec`` still names the scene the environment was made with.
+
+    ``condition`` plays the scene under a control condition
+    (``simulation.catalogue.CONDITIONS``): ``main``, the paper's protocol, by default.
     """
 
     RESET_OPTIONS = ("scene",)
@@ -48,10 +51,12 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         renderer: Renderer | None = None,
         mirror: bool = True,
+        condition: str = MAIN,
     ) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.scene: Scene = get_scene(scene)
+        self.condition = check_condition(condition)
+        self.scene: Scene = get_scene(scene, condition)
         self.size = validate_size(size)
         self.render_mode = render_mode
         self.mirror = mirror
@@ -82,7 +87,12 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
             "steps_taken": self._state.steps_taken,
             "max_steps": self.scene.max_steps,
             "frame_key": frame_key(
-                version, self.scene.id, self._state.cell, self.size, mirror=self.mirror
+                version,
+                self.scene.id,
+                self._state.cell,
+                self.size,
+                mirror=self.mirror,
+                condition=self.condition,
             ),
         }
 
@@ -107,7 +117,9 @@ class MirrorBenchEnv(gym.Env[np.ndarray, np.int64]):
             scene_id = options["scene"]
             if not isinstance(scene_id, str):
                 raise ValueError(f"options['scene'] must be a scene id string, got {scene_id!r}")
-            scene = get_scene(scene_id)  # UnknownSceneError (a KeyError) names valid ids
+            scene = get_scene(
+                scene_id, self.condition
+            )  # UnknownSceneError (a KeyError) names valid ids
             if scene.id != self.scene.id:
                 self.scene = scene
                 self._loaded = False

@@ -131,6 +131,7 @@ class IsaacRenderer:
         )
 
         self._close_products()
+        mirror = mirror and scene.shows_mirror
         out = self._export_dir() / ("mirror" if mirror else "no-mirror")
         path = export_scene(scene, out, mirror=mirror).path
         context = omni.usd.get_context()

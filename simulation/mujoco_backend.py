@@ -244,6 +244,9 @@ def build_spec(
 ) -> mujoco.MjSpec:
     """Return the MjSpec of ``scene``: room, mirror, body, mark, hand and camera.
 
+    The scene's condition may leave out the mirror or the mark; ``mirror=False`` leaves out
+    the mirror in any condition.
+
     ``antialias`` turns on 4x multisampling: smoother edges at about twice the time per frame
     on a CPU renderer.
     """
@@ -255,12 +258,14 @@ def build_spec(
     spec.visual.quality.offsamples = MSAA_SAMPLES if antialias else 0
     _add_room(spec)
     _add_lights(spec)
+    mirror = mirror and scene.shows_mirror
     if mirror:
         _add_mirror(spec)
     bx, by, _ = scene.body.offset_mm
     body = spec.worldbody.add_body(name="body", pos=[_m(bx), _m(by), 0.0])
     _body_adder(scene)(spec, body, scene.body.id)
-    _add_mark(spec, scene)
+    if scene.shows_mark:
+        _add_mark(spec, scene)
     hand = spec.worldbody.add_body(
         name=HAND_BODY, mocap=True, pos=[_m(v) for v in hand_position_mm(scene, (0, 0, 0))]
     )
@@ -445,7 +450,8 @@ class MujocoRenderer:
 
     @property
     def loaded_scenes(self) -> list[str]:
-        """The ids of the scenes set up in the context, least recently used first."""
+        """The ids of the scenes set up in the context, least recently used first (a control
+        condition's as ``Scene.variant_id``)."""
         return [scene_id for (scene_id, _), kept in self._loaded.items() if kept.context]
 
     @property
@@ -454,7 +460,7 @@ class MujocoRenderer:
         return [scene_id for scene_id, _ in self._loaded]
 
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
-        key = (scene.id, mirror)
+        key = (scene.variant_id, mirror)
         loaded = self._loaded.get(key)
         if loaded is None:
             model = compiled_model(
@@ -541,7 +547,7 @@ class MujocoRenderer:
 
     def unload(self, scene_id: str, *, mirror: bool = True) -> None:
         """Forget a kept scene, set up or compiled (nothing if it is not kept); never the
-        loaded one."""
+        loaded one. ``scene_id`` is the scene's ``variant_id``."""
         key = (scene_id, mirror)
         loaded = self._loaded.get(key)
         if loaded is None or loaded is self._current:

@@ -13,6 +13,8 @@ from typing import Protocol
 import numpy as np
 
 from simulation.catalogue import (
+    MAIN,
+    NO_MIRROR,
     Scene,
     Vec3,
 )
@@ -45,11 +47,26 @@ def mujoco_renderer_version() -> str:
     return f"{FRAME_VERSION}-mujoco-{package_version('mujoco')}-scene{SCENE_BUILD_VERSION}"
 
 
-def frame_key(version: str, scene_id: str, cell: Vec3, size: int, *, mirror: bool = True) -> str:
-    """Return the content key of a frame: same inputs, same pixels, same key."""
+def frame_key(
+    version: str,
+    scene_id: str,
+    cell: Vec3,
+    size: int,
+    *,
+    mirror: bool = True,
+    condition: str = MAIN,
+) -> str:
+    """Return the content key of a frame: same inputs, same pixels, same key.
+
+    A frame of the paper's protocol (``main``, with the mirror) has the key it always had; any
+    other names its condition. The ``no-mirror`` condition is the scene without its mirror, so
+    its frames are those of ``mirror=False`` and share their keys.
+    """
     parts = [version, scene_id, ",".join(str(c) for c in cell), str(size)]
-    if not mirror:
-        parts.append("no-mirror")
+    if not mirror or condition == NO_MIRROR:
+        parts.append(NO_MIRROR)
+    if condition not in (MAIN, NO_MIRROR):
+        parts.append(condition)
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:40]
 
 
@@ -66,7 +83,9 @@ class Renderer(Protocol):
         ...
 
     def load(self, scene: Scene, *, mirror: bool = True) -> None:
-        """Build ``scene``; the hand starts at its start cell."""
+        """Build ``scene`` as its condition has it (``scene.shows_mirror``, ``shows_mark``;
+        ``mirror=False`` removes the mirror whatever the condition); the hand starts at its
+        start cell."""
 
     def set_hand(self, cell: Vec3) -> None:
         """Move the hand to a grid offset from its start."""

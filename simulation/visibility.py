@@ -11,7 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from simulation.catalogue import Scene
-from simulation.mujoco_backend import CAMERA_NAME, HAND_BODY, build_spec, compiled_model, mujoco
+from simulation.mujoco_backend import (
+    CAMERA_NAME,
+    HAND_BODY,
+    MARK_THICKNESS,
+    build_spec,
+    compiled_model,
+    mujoco,
+)
 from simulation.renderer import validate_size
 
 _MAGENTA = (1.0, 0.0, 1.0, 1.0)
@@ -107,3 +114,35 @@ def camera_pixel(
         float(size / 2 + focal * local[0] / -local[2]),
         float(size / 2 - focal * local[1] / -local[2]),
     )
+
+
+MARK_BACKING_MM = 100
+"""How far behind the mark's face the body's surface may lie for the mark to sit on it."""
+
+
+def mark_sits_on_body(scene: Scene) -> bool:
+    """Return whether the mark of ``scene`` sits on its body's front.
+
+    Rays cast towards the body (-x) through the mark's centre and the corners of its middle
+    half must each meet the body within ``MARK_BACKING_MM`` behind the mark's face, and none
+    may meet the body in front of that face (where the body would hide the mark).
+    """
+    model = compiled_model(scene, mirror=False, max_size=64, antialias=False)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    root = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "body")
+    front = scene.body.front_x_mm / 1000
+    quarter = scene.mark.side_mm / 4000
+    _, y, z = (v / 1000 for v in scene.mark_center_mm)
+    start_x = front + 0.04  # in front of the body, behind any place the hand may be
+    for dy, dz in ((0, 0), (-1, -1), (-1, 1), (1, -1), (1, 1)):
+        point = np.array([start_x, y + dy * quarter, z + dz * quarter])
+        geom = np.array([-1], dtype=np.int32)
+        # bodyexclude 0: the world's own geoms (the mark's plate, the room) are not the body.
+        distance = mujoco.mj_ray(model, data, point, np.array([-1.0, 0.0, 0.0]), None, 1, 0, geom)
+        if geom[0] < 0 or not _descends_from(model, int(model.geom_bodyid[geom[0]]), root):
+            return False
+        hit_x = start_x - distance
+        if hit_x > front + MARK_THICKNESS or hit_x < front - MARK_BACKING_MM / 1000:
+            return False
+    return True
