@@ -346,16 +346,25 @@ HUMAN_MARKS = ("splash", "leaf_0", "leaf_1", "bread")
 ROBOT_MARKS = ("logo_0", "logo_1")
 
 
-@cache
 def scene_set(condition: str = "main") -> dict[str, Scene]:
     """Return the scene set: 48 Human then 18 Robot scenes, keyed by stable id.
 
     ``condition`` names a control condition (``CONDITIONS``): the same scenes, each changed as
-    the condition says. Raises UnknownConditionError naming the conditions for any other name.
+    the condition says; each condition's set is built once per process. Raises
+    UnknownConditionError naming the conditions for any other name.
     """
-    if condition != MAIN:
-        check_condition(condition)
-        return {i: scene_under(s, condition) for i, s in scene_set(MAIN).items()}
+    if condition == MAIN:
+        return _paper_scene_set()
+    return _control_scene_set(check_condition(condition))
+
+
+@cache
+def _control_scene_set(condition: str) -> dict[str, Scene]:
+    return {i: scene_under(s, condition) for i, s in _paper_scene_set().items()}
+
+
+@cache
+def _paper_scene_set() -> dict[str, Scene]:
     scenes: dict[str, Scene] = {}
     for track, marks in (("Human", HUMAN_MARKS), ("Robot", ROBOT_MARKS)):
         bodies = [b for b in BODIES.values() if b.track == track]
