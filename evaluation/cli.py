@@ -417,6 +417,29 @@ def cmd_import_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_parquet(args: argparse.Namespace) -> int:
+    """Write a bundle's per-episode details as parquet with a dataset card (docs/exports.md)."""
+    from evaluation.details import details, write_details
+    from evaluation.verify import verify_bundle
+
+    bundle = read_bundle(Path(args.bundle))
+    # Only what verifies is exported: the tables re-score to the run's tables.
+    problems = verify_bundle(bundle)
+    if problems:
+        for problem in problems[:20]:
+            print(f"{args.bundle}: {problem}", file=sys.stderr)
+        print(
+            f"export-parquet: the bundle does not verify ({len(problems)} problems); "
+            "nothing was written",
+            file=sys.stderr,
+        )
+        return 1
+    written = write_details(details(bundle.header, bundle.episodes), Path(args.out))
+    for name, path in written.paths.items():
+        print(f"{path}  {written.sizes[name]:,} bytes")
+    return 0
+
+
 def _format_table(title: str, table: LevelTable) -> list[str]:
     lines = [f"{title:<12}" + "".join(f"{metric_label(m):>8}" for m in METRICS)]
     for track in TRACKS:
@@ -631,6 +654,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser(
+        "export-parquet",
+        help="write a bundle's episodes and steps as parquet tables with a dataset card",
+    )
+    p.add_argument("bundle")
+    p.add_argument(
+        "--out", required=True, help="output directory (episodes.parquet, steps.parquet, README.md)"
+    )
+    p.set_defaults(func=cmd_export_parquet)
 
     p = sub.add_parser(
         "submit",

@@ -33,6 +33,8 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                 "evaluation.agents",
                 "evaluation.cache",
                 "evaluation.config",
+                # pyarrow loads only for export-parquet.
+                "evaluation.details",
                 "evaluation.registry",
                 "evaluation.runner",
                 "evaluation.verify",

@@ -241,7 +241,7 @@ def run_progress(*, run: Run) -> dict[str, Any]:
         "eta_low_s": round(eta[0], 1) if eta else None,
         "eta_high_s": round(eta[1], 1) if eta else None,
         "eta_text": eta_text(eta),
-        "cost_usd": _cost(run, steps["input_tokens"], steps["output_tokens"]),
+        "cost_usd": tokens_cost(run, steps["input_tokens"], steps["output_tokens"]),
         **steps,
     }
 
@@ -345,7 +345,7 @@ def eta_text(eta: tuple[float, float] | None) -> str:
     return f"{low_h:.1f} to {high_h:.1f} hours"
 
 
-def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
+def tokens_cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
     """Return the run's cost so far in US dollars, when a price is configured for its agent
     (``input_tokens`` and ``output_tokens``: those spent, cached steps left out)."""
     config = run.config
@@ -358,6 +358,17 @@ def _cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
     return round(cost / 1e6, 4)
 
 
+def finished_episodes(run: Run) -> QuerySet[Episode]:
+    """Return a run's finished episodes by level and scene, with their scenes and their steps
+    in order: what its bundle and its details hold."""
+    return (
+        run.episodes.select_related("scene")
+        .prefetch_related(Prefetch("steps", queryset=Step.objects.order_by("index")))
+        .filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
+        .order_by("level", "scene_id")
+    )
+
+
 def run_bundle(*, run: Run, user: Any = None) -> list[dict[str, Any]]:
     """Return a run as results-bundle records (header first) that ``mirrorbench verify`` accepts.
 
@@ -366,12 +377,7 @@ def run_bundle(*, run: Run, user: Any = None) -> list[dict[str, Any]]:
     from the run's configuration. The header's endpoint is whole for the run's owner and moderators
     (and with ``user`` None: the ``export_run`` command), its scheme and host for anyone else.
     """
-    episodes = list(
-        run.episodes.select_related("scene")
-        .prefetch_related(Prefetch("steps", queryset=Step.objects.order_by("index")))
-        .filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
-        .order_by("level", "scene_id")
-    )
+    episodes = list(finished_episodes(run))
     header = run_header(run=run)
     if user is not None:
         header = header_for(header, run=run, user=user)

@@ -19,6 +19,7 @@ from leaderboard.errors import FieldError
 from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
+from leaderboard.runs.details import run_details_zip
 from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_cards, run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm
@@ -182,4 +183,19 @@ def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
     )
     response = HttpResponse(lines, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}.jsonl"'
+    return response
+
+
+def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    """``/runs/<id>/details.zip``: the run's episodes and steps as parquet, with a dataset card
+    (docs/exports.md)."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
+    data = run_details_zip(run=run, user=request.user, absolute=request.build_absolute_uri)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}-details.zip"'
     return response

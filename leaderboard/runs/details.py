@@ -1,0 +1,99 @@
+"""Reads: a run's per-episode details as parquet, in a zip with their dataset card.
+
+The tables are ``evaluation.details``'s, from the same records as the run's bundle, plus what
+only the site knows: each episode's replay page, its cost where a price is configured, and the
+address of the frame each step showed (the frame the replay serves, under today's renderer).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from io import BytesIO
+from typing import Any
+
+from django.urls import reverse
+
+from evaluation.details import (
+    CARD_FILE,
+    EPISODES_FILE,
+    STEPS_FILE,
+    EpisodeExtras,
+    details,
+    parquet_bytes,
+)
+from leaderboard.frames.selectors import run_image_size
+from leaderboard.models import Run
+from leaderboard.runs.selectors import finished_episodes, header_for, run_header, tokens_cost
+from simulation.backends import renderer_version
+from simulation.dynamics import Vec3
+from simulation.renderer import frame_key
+
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)
+"""Every member's time in the zip: the same run gives the same bytes (a cache may keep them)."""
+
+
+def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> bytes:
+    """Return ``episodes.parquet``, ``steps.parquet`` and ``README.md`` of ``run``, zipped.
+
+    Args:
+        run: A run the user may see (``runs.selectors.run_for``), with episodes.
+        user: Who asks: the header's endpoint is shown as they may see it.
+        absolute: Turns a site path into the address the files name (the request's
+            ``build_absolute_uri``).
+    """
+    header = header_for(run_header(run=run), run=run, user=user)
+    size = run_image_size(run)
+    version = renderer_version()
+    records: list[dict[str, Any]] = []
+    extras: list[EpisodeExtras] = []
+    for episode in finished_episodes(run):
+        steps = list(episode.steps.all())
+        records.append(episode.as_record([s.as_record() for s in steps]))
+        cells: list[Vec3] = [(0, 0, 0)]
+        cells += [(s.hand_cell[0], s.hand_cell[1], s.hand_cell[2]) for s in steps]
+        frame_urls: list[str | None] = [
+            absolute(
+                reverse(
+                    "leaderboard:frame",
+                    kwargs={
+                        "key": frame_key(version, episode.scene.scene_id, cell, size),
+                        "variant": "png",
+                    },
+                )
+            )
+            # Step i answered the view of the cell before it.
+            for cell in cells[: len(steps)]
+        ]
+        answered = [s for s in steps if not s.cached]
+        cost = tokens_cost(
+            run,
+            sum(s.input_tokens or 0 for s in answered),
+            sum(s.output_tokens or 0 for s in answered),
+        )
+        extras.append(
+            EpisodeExtras(
+                url=absolute(reverse("leaderboard:episode", args=[episode.pk])),
+                cost_usd=cost,
+                frame_urls=frame_urls,
+            )
+        )
+    tables = details(
+        header,
+        records,
+        run_id=run.pk,
+        model=run.model_entry.name,
+        run_url=absolute(reverse("leaderboard:run", args=[run.pk])),
+        extras=extras,
+    )
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, data in (
+            (EPISODES_FILE, parquet_bytes(tables.episodes)),
+            (STEPS_FILE, parquet_bytes(tables.steps)),
+            (CARD_FILE, tables.card.encode()),
+        ):
+            member = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            member.external_attr = 0o644 << 16  # rw-r--r-- once unzipped
+            archive.writestr(member, data)
+    return buffer.getvalue()
