@@ -19,6 +19,12 @@ urlpatterns = [
     re_path(r"^levels/(?P<table>[0-3])/$", boards.leaderboard_page, name="level"),
     path("tracks/", boards.tracks, name="tracks"),
     path("models/<slug:slug>/", boards.model_page, name="model"),
+    path("models/<slug:slug>/badge.svg", boards.model_badge_svg, name="model-badge"),
+    path(
+        "models/<slug:slug>/eval_results.yaml",
+        boards.model_eval_results_yaml,
+        name="model-eval-results",
+    ),
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/progress.json", runs.run_progress_json, name="run-progress"),
     path("runs/<int:run_id>/cancel/", runs.run_cancel_view, name="run-cancel"),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+import hashlib
+
+import yaml
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -19,6 +22,13 @@ from evaluation.vocabulary import (
     level_label,
     table_label,
 )
+from leaderboard.boards.badges import (
+    DEFAULT_METRIC,
+    UnknownMetric,
+    model_badge,
+    model_eval_results,
+    model_share,
+)
 from leaderboard.boards.forms import LeaderboardQueryForm
 from leaderboard.boards.selectors import (
     CSV_COLUMNS,
@@ -27,6 +37,7 @@ from leaderboard.boards.selectors import (
     key_column,
     leaderboard_table,
     model_entry_detail,
+    model_entry_list,
     tracks_page,
 )
 from leaderboard.charts import views as chart_views
@@ -238,5 +249,43 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
         for run in entry.runs.all()
     ]
     context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
+    context["share"] = model_share(entry=entry, absolute=request.build_absolute_uri)
     context.update(chart_views.model_charts_context(entry=entry))
     return render(request, "leaderboard/model.html", context)
+
+
+BADGE_CACHE = "public, max-age=3600"
+"""A badge may be an hour old: a new run on the board shows within the hour."""
+
+
+def _public_entry(slug: str) -> ModelEntry:
+    entry = model_entry_list().filter(slug=slug).first()
+    if entry is None:
+        raise Http404(f"no model entry {slug!r}")
+    return entry
+
+
+def model_badge_svg(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/models/<slug>/badge.svg?metric=overall_avg``: a score with its 95% interval."""
+    entry = _public_entry(slug)
+    try:
+        svg = model_badge(entry=entry, metric=request.GET.get("metric", DEFAULT_METRIC))
+    except UnknownMetric as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    etag = f'"{hashlib.sha256(svg.encode()).hexdigest()[:32]}"'
+    response: HttpResponse
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    response["ETag"], response["Cache-Control"] = etag, BADGE_CACHE
+    return response
+
+
+def model_eval_results_yaml(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/models/<slug>/eval_results.yaml``: the model's results as a model card's
+    ``model-index`` (Hugging Face), each with its run page as the source."""
+    entry = _public_entry(slug)
+    results = model_eval_results(entry=entry, absolute=request.build_absolute_uri)
+    text = yaml.safe_dump(results, sort_keys=False, allow_unicode=True)
+    return HttpResponse(text, content_type="application/yaml; charset=utf-8")
