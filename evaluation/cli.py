@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +27,6 @@ from evaluation.prompts import messages_as_text
 from evaluation.vocabulary import (
     ERROR,
     LEVEL_KEYS,
-    LEVELS,
     METRICS,
     TRACK_KEYS,
     TRACKS,
@@ -42,6 +42,10 @@ from simulation.catalogue import Scene, UnknownSceneError, get_scene, scene_set,
 from simulation.dynamics import Vec3, hand_position_mm, is_collision_free
 from simulation.renderer import DEFAULT_SIZE, MAX_SIZE, BackendError
 from simulation.versions import BENCHMARK_VERSION
+
+if TYPE_CHECKING:
+    from evaluation.config import RunConfig
+    from evaluation.run_file import Execution
 
 EXIT_USAGE = 2
 
@@ -237,23 +241,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Evaluate an agent and write its results bundle."""
     from evaluation.agents import ScriptError
     from evaluation.cache import ResponseCache
-    from evaluation.config import RunConfig, agent_factory
+    from evaluation.config import agent_factory
     from evaluation.registry import AgentSpecError
     from evaluation.runner import ResumeError, run
 
-    config = RunConfig(
-        agent=args.agent,
-        levels=args.levels,
-        scenes=args.scenes,
-        base_url=args.base_url,
-        seed=args.seed,
-        image_size=args.image_size,
-        image_history=args.image_history,
-        # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
-        max_tokens=args.max_tokens,
-        use_cache=not args.no_cache,
-        condition=args.condition,
-    )
+    config, execution = _run_options(args)
     try:
         scenes = select_scenes(config.scenes, config.condition)
         spec = config.agent_spec
@@ -277,16 +269,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         # A missing API key names its variable; a person's agent is not run here.
         except (ScriptError, AgentSpecError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
-        safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent)
-        out = Path(args.out) if args.out else data_dir() / "runs" / f"{safe_name}.jsonl"
+        safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", config.agent)
+        out = Path(execution.out) if execution.out else data_dir() / "runs" / f"{safe_name}.jsonl"
         try:
             result = run(
                 factory,
                 config,
                 out,
-                workers=args.workers,
-                render_threads=args.render_threads,
-                resume=args.resume,
+                workers=execution.workers,
+                render_threads=execution.render_threads,
+                resume=execution.resume,
                 progress_stream=sys.stderr,
             )
         except ResumeError as exc:
@@ -307,6 +299,49 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     print(result.path)
     return 0
+
+
+def _run_options(args: argparse.Namespace) -> tuple[RunConfig, Execution]:
+    """Return the run's configuration and execution: ``--config FILE``'s, with the options
+    given on the command line in place of the file's (docs/exports.md, Run files)."""
+    from evaluation.config import RunConfig, RunConfigError
+    from evaluation.run_file import Execution, load_run_file
+
+    data: dict[str, object] = {}
+    execution = Execution()
+    try:
+        if args.config:
+            loaded = load_run_file(Path(args.config))
+            data, execution = loaded.config.as_dict(), loaded.execution
+        given = {
+            "agent": args.agent,
+            "levels": list(args.levels) if args.levels is not None else None,
+            "scenes": args.scenes,
+            "condition": args.condition,
+            "base_url": args.base_url,
+            "seed": args.seed,
+            "image_size": args.image_size,
+            "image_history": args.image_history,
+            # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
+            "max_tokens": args.max_tokens,
+            "use_cache": False if args.no_cache else None,
+        }
+        data |= {key: value for key, value in given.items() if value is not None}
+        if "agent" not in data:
+            raise UsageError("run: give --agent, or --config FILE with an agent")
+        config = RunConfig.from_dict(data)
+    except RunConfigError as exc:
+        where = f"{args.config}: " if args.config else ""
+        raise UsageError(f"{where}{exc}") from None
+    execution = Execution(
+        workers=args.workers if args.workers is not None else execution.workers,
+        render_threads=(
+            args.render_threads if args.render_threads is not None else execution.render_threads
+        ),
+        out=args.out or execution.out,
+        resume=args.resume or execution.resume,
+    )
+    return config, execution
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -592,30 +627,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="evaluate an agent and write a results bundle")
     p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a run file (TOML) with every option of the run; options given here replace the "
+        "file's (docs/exports.md)",
+    )
+    p.add_argument(
         "--agent",
-        required=True,
         help="random | oracle | mirror-confused | chest | scripted:FILE | openai:MODEL | "
-        "anthropic:MODEL",
+        "anthropic:MODEL (required without --config)",
     )
     p.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
-    p.add_argument("--levels", type=_levels, default=LEVELS, help="e.g. 0,1 (default: all)")
-    p.add_argument("--scenes", default="all", help="all, human, robot or comma-separated ids")
+    p.add_argument("--levels", type=_levels, help="e.g. 0,1 (default: all)")
+    p.add_argument("--scenes", help="all, human, robot or comma-separated ids (default: all)")
     p.add_argument(
         "--condition",
         type=_condition,
-        default="main",
         help=f"{conditions_text()} (default: main, the paper's protocol)",
     )
     p.add_argument(
         "--seed",
         type=int,
-        default=0,
         help="the run's seed: the random agent's (never sent to a model API; default 0)",
     )
     p.add_argument(
         "--workers",
         type=_positive("--workers"),
-        default=1,
         help="model requests in flight; a few more episodes stay open (default 1)",
     )
     p.add_argument(
@@ -627,10 +664,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--image-history",
         type=_non_negative("--image-history"),
-        default=1,
         help="previous images shown with the current one (default 1)",
     )
-    p.add_argument("--image-size", type=_size, default=DEFAULT_SIZE, help="frame side in pixels")
+    p.add_argument(
+        "--image-size", type=_size, help=f"frame side in pixels (default {DEFAULT_SIZE})"
+    )
     p.add_argument(
         "--max-tokens",
         type=_positive("--max-tokens"),

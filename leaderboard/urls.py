@@ -30,6 +30,7 @@ urlpatterns = [
     path("runs/<int:run_id>/cancel/", runs.run_cancel_view, name="run-cancel"),
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
+    path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),
     path("runs/<int:run_id>/behaviour.csv", replays.run_behaviour_csv, name="run-behaviour"),
     path("episodes/<int:episode_id>/", replays.episode_page, name="episode"),
     path(

@@ -35,6 +35,7 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                 "evaluation.config",
                 # pyarrow loads only for export-parquet.
                 "evaluation.details",
+                "evaluation.run_file",
                 "evaluation.registry",
                 "evaluation.runner",
                 "evaluation.verify",

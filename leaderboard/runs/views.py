@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
+from evaluation.config import RunConfigError
 from evaluation.registry import PROVIDERS
 from evaluation.vocabulary import LEVEL_KEYS
 from leaderboard.errors import FieldError
@@ -23,6 +24,7 @@ from leaderboard.runs.details import run_details_zip
 from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_cards, run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm
+from leaderboard.runs.run_files import run_config_file, run_has_config
 from leaderboard.runs.selectors import (
     hosted_run_estimate,
     run_avg_by_level,
@@ -61,6 +63,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "can_cancel": run.status in ACTIVE and run_manageable(run=run, user=request.user),
         "progress": run_progress(run=run),
         "endpoint": run_endpoint(run=run, user=request.user),
+        "run_file": run_has_config(run=run),
     }
     return render(request, "leaderboard/run.html", context)
 
@@ -198,4 +201,19 @@ def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
     data = run_details_zip(run=run, user=request.user, absolute=request.build_absolute_uri)
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}-details.zip"'
+    return response
+
+
+def run_config_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    """``/runs/<id>/run.toml``: the run's configuration, for ``mirrorbench run --config``."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    try:
+        text = run_config_file(run=run, user=request.user, absolute=request.build_absolute_uri)
+    except (RunConfigError, ValueError):
+        raise Http404(f"run {run_id} has no configuration that mirrorbench run repeats") from None
+    response = HttpResponse(text, content_type="application/toml; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="run.toml"'
     return response
