@@ -116,11 +116,11 @@ def _capped(where: str, errors: list[str]) -> list[str]:
     return shown
 
 
-def _check_episode(record: dict[str, Any], scenes: dict[str, Scene]) -> list[str]:
+def _check_episode(record: dict[str, Any], scenes: dict[str, Scene] | None = None) -> list[str]:
     """Return the discrepancies of one episode, replayed in ``scenes`` (the bundle's
-    condition's)."""
+    condition's; default the paper's)."""
     try:
-        scene = scenes[record["scene_id"]]
+        scene = (scene_set() if scenes is None else scenes)[record["scene_id"]]
     except KeyError:
         return [f"unknown scene {record['scene_id']!r}"]
     problems = []

@@ -97,7 +97,7 @@ def test_every_provider_names_a_client_class_of_its_own():
 
 def test_every_agent_built_here_names_a_class_with_a_factory():
     built = {name: agent for name, agent in AGENTS.items() if agent.entry_point is not None}
-    assert set(built) == {"random", "oracle", "mirror-confused", "scripted"}
+    assert set(built) == {"random", "oracle", "mirror-confused", "chest", "scripted"}
     for agent in built.values():
         assert callable(load_entry_point(agent.entry_point).factory), agent.name
 
