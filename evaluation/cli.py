@@ -237,6 +237,67 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _episode_ref(text: str) -> tuple[str, int]:
+    scene_id, _, level = text.rpartition(":")
+    if not scene_id or level not in LEVEL_KEYS:
+        raise argparse.ArgumentTypeError(
+            f"--episode must be SCENE:LEVEL with a level of {levels_text()}, e.g. "
+            f"male_0-mano_white-splash:3, got {text!r}"
+        )
+    return scene_id, int(level)
+
+
+def cmd_replay_html(args: argparse.Namespace) -> int:
+    """Write one episode of a bundle as a self-contained HTML replay (frames rendered here)."""
+    from evaluation.registry import AGENTS, agent_looks
+    from evaluation.render_pool import RenderPool
+    from evaluation.replay_html import (
+        EpisodeNotFound,
+        bundle_episode,
+        bundle_replay_episode,
+        episode_views,
+        frame_webp,
+        frames_notice,
+        replay_html,
+    )
+
+    path = Path(args.bundle)
+    bundle = read_bundle(path)
+    scene_id, level = args.episode
+    try:
+        record = bundle_episode(bundle.episodes, scene_id=scene_id, level=level)
+    except EpisodeNotFound as exc:
+        raise UsageError(f"--episode: {exc}") from None
+    scene = get_scene(scene_id)
+    rendered_with = bundle.header.get("renderer") or {}
+    size = rendered_with.get("image_size", DEFAULT_SIZE)
+    if not isinstance(size, int) or not 16 <= size <= MAX_SIZE:
+        raise UsageError(f"{path}: the header's renderer.image_size must be 16 to {MAX_SIZE}")
+    views = episode_views(record["steps"], record["distances"])
+    with RenderPool(1) as pool:
+        frames = [frame_webp(pool.render(scene, tuple(v["cell"]), size)[0]) for v in views]
+        version = pool.version()
+    agent = str((bundle.header.get("agent") or {}).get("name") or "")
+    # A header names a baseline without its argument (scripted, not scripted:FILE).
+    looks = AGENTS[agent].looks if agent in AGENTS else agent_looks(agent)
+    episode = bundle_replay_episode(
+        bundle.header,
+        record,
+        source=f"From the results bundle {path.name}; frames rendered by mirrorbench "
+        f"{tool_version()}.",
+        notice=frames_notice(
+            looks=looks,
+            renderer=version,
+            agent_renderer=rendered_with.get("version"),
+        ),
+    )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(replay_html(episode=episode, views=views, frames=frames), encoding="utf-8")
+    print(f"{out}  {len(views)} views at {size} px, {out.stat().st_size:,} bytes")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Evaluate an agent and write its results bundle."""
     from evaluation.agents import ScriptError
@@ -624,6 +685,20 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"{conditions_text()} (default: main, the paper's protocol)",
     )
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser(
+        "replay-html",
+        help="write one episode of a bundle as a self-contained HTML replay (frames inlined)",
+    )
+    p.add_argument("bundle")
+    p.add_argument(
+        "--episode",
+        required=True,
+        type=_episode_ref,
+        help="SCENE:LEVEL, e.g. male_0-mano_white-splash:3",
+    )
+    p.add_argument("--out", required=True, help="the HTML file to write")
+    p.set_defaults(func=cmd_replay_html)
 
     p = sub.add_parser("run", help="evaluate an agent and write a results bundle")
     p.add_argument(

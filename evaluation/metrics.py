@@ -40,10 +40,10 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypedDict
+from typing import TypedDict, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -70,6 +70,10 @@ LevelTable = dict[str, TrackScores | None]
 Interval = tuple[float, float]
 IntervalTable = dict[str, dict[str, Interval] | None]
 """Track name -> metric name -> (low, high), or None when the track has no completed episode."""
+RankInterval = tuple[int, int]
+"""The best and the worst rank of a row's rank interval (``rank_intervals``), 1 the best."""
+RowKey = TypeVar("RowKey", bound=Hashable)
+"""What names a row of ``rank_intervals``: a run id on the site, a model name elsewhere."""
 
 
 class ScoreJSON(TypedDict):
@@ -501,6 +505,170 @@ def bootstrap_ci(
         for track in TRACKS
     }
     return {"levels": levels, "overall": overall}
+
+
+@dataclass(frozen=True, eq=False)
+class SceneSums:
+    """A model's episodes as a bootstrap over scenes sums them (``scene_sums``).
+
+    Attributes:
+        scenes: ``(track, scene id)`` of each row of ``sums``, sorted.
+        sums: Shape (scenes, levels, 6): per scene and level, the completed episodes (0 or 1),
+            the episode's TSR, FCR and PCR, its improving steps and its steps.
+    """
+
+    scenes: tuple[tuple[str, str], ...]
+    sums: npt.NDArray[np.float64]
+
+
+def scene_sums(results: Iterable[EpisodeResult]) -> SceneSums:
+    """Return a model's completed episodes as per-scene statistics (``SceneSums``).
+
+    Raises:
+        ValueError: If the episodes cannot be aggregated together.
+    """
+    completed = _completed(results)
+    scenes = sorted({(r.track, r.scene_id) for r in completed})
+    row = {scene: i for i, scene in enumerate(scenes)}
+    sums = np.zeros((len(scenes), len(LEVELS), 6))
+    for result in completed:
+        score = episode_score(result.distances)
+        sums[row[(result.track, result.scene_id)], result.level] = (
+            1,
+            score.tsr,
+            score.fcr,
+            score.pcr,
+            score.improving_steps,
+            score.steps,
+        )
+    return SceneSums(tuple(scenes), sums)
+
+
+def rank_intervals(
+    rows: Mapping[RowKey, SceneSums],
+    *,
+    table: str = OVERALL,
+    fixed: Mapping[RowKey, float] | None = None,
+    competitors: Collection[RowKey] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[RowKey, RankInterval | None]:
+    """Return each row's rank interval: the ranks it takes across one joint scene bootstrap.
+
+    Each resample draws the scenes once, with replacement within their track as
+    ``bootstrap_ci`` does, from every scene any row has; every row is scored on that same
+    draw, so two models that did alike on the same scenes move together and an easy draw
+    lifts them all. A row's score in a resample is the AVG of the table's Overall column:
+    that level's (``table`` a level key) or the mean over the four levels (``OVERALL``, as
+    ``overall_table``). Its rank is 1 plus the number of competitors other than itself that
+    score strictly higher (equal scores share the better rank, as on the board), so a row
+    that does not compete (a reference row) gets the rank it would take among them.
+
+    The interval is ``(low, high)``: the ``(1 - confidence) / 2`` quantile of the row's
+    resampled ranks rounded to the rank at or below it, and the ``(1 + confidence) / 2``
+    quantile rounded to the rank at or above it, so it is never narrower than the central
+    ``confidence`` share of the ranks. A resample in which a row has no episode in the table
+    (possible only with missing or errored episodes) is left out of that row's ranks, and the
+    row never outranks anyone there.
+
+    Args:
+        rows: Per-scene statistics of each evaluated row (``scene_sums``).
+        table: ``OVERALL`` or a level key, ``"0"`` to ``"3"``.
+        fixed: Rows without episodes (the paper's, which publish only their tables): their
+            score is the same in every resample. They compete but get no interval.
+        competitors: The rows that take ranks (keys of ``rows`` or ``fixed``); every row when
+            None.
+        n_resamples: Number of bootstrap resamples.
+        seed: Seed of the random generator; the same seed gives the same intervals.
+        confidence: Coverage of the interval, in (0, 1).
+
+    Returns:
+        Each key of ``rows`` -> its interval, or None when the row has no score in the table
+        (no completed episode at that level, or at one of the four for ``OVERALL``).
+
+    Raises:
+        ValueError: If ``n_resamples`` < 1, ``confidence`` is outside (0, 1), or ``table``
+            is not one of ``OVERALL`` and the level keys.
+    """
+    _check_bootstrap(n_resamples, confidence)
+    if table != OVERALL and table not in LEVEL_KEYS:
+        raise ValueError(f"table must be {OVERALL!r} or one of {LEVEL_KEYS}, got {table!r}")
+    fixed = dict(fixed or {})
+    keys = list(rows)
+    # Every scene any row has, by track: the one draw all rows share.
+    scenes = {
+        track: sorted({s for r in rows.values() for t, s in r.scenes if t == track})
+        for track in SCENE_TRACKS
+    }
+    index = {(t, s): i for i, (t, s) in enumerate((t, s) for t in SCENE_TRACKS for s in scenes[t])}
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n_resamples, len(index)))
+    start = 0
+    for track in SCENE_TRACKS:
+        n = len(scenes[track])
+        if n:
+            # How many times each scene is drawn in each resample: n draws with replacement.
+            counts[:, start : start + n] = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples)
+        start += n
+    avg = METRICS.index(AVG)
+    scores = np.empty((len(keys) + len(fixed), n_resamples))
+    present: list[bool] = []
+    for i, key in enumerate(keys):
+        aligned = np.zeros((len(index), len(LEVELS), 6))
+        for j, scene in enumerate(rows[key].scenes):
+            aligned[index[scene]] = rows[key].sums[j]
+        episodes = aligned[..., _EPISODES].sum(axis=0)
+        resampled = (counts @ aligned.reshape(len(index), -1)).reshape(n_resamples, len(LEVELS), 6)
+        values = _metrics_from_sums(resampled)[..., avg]
+        if table == OVERALL:
+            present.append(bool(np.all(episodes > 0)))
+            scores[i] = values.mean(axis=1)
+        else:
+            present.append(bool(episodes[int(table)] > 0))
+            scores[i] = values[:, int(table)]
+    for i, value in enumerate(fixed.values(), start=len(keys)):
+        scores[i] = value
+    # Rows built from the same episodes must tie exactly, whatever order the sums took.
+    scores = np.round(scores, 12)
+    everyone = [*keys, *fixed]
+    competing = np.array([competitors is None or key in competitors for key in everyone])
+    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
+    intervals: dict[RowKey, RankInterval | None] = {}
+    for i, key in enumerate(keys):
+        if not present[i]:
+            intervals[key] = None
+            continue
+        others = competing.copy()
+        others[i] = False
+        with np.errstate(invalid="ignore"):
+            above = (scores[others] > scores[i]).sum(axis=0)
+        ranks = (1 + above)[~np.isnan(scores[i])]
+        if not len(ranks):
+            intervals[key] = None
+            continue
+        low = np.quantile(ranks, low_q, method="lower")
+        high = np.quantile(ranks, high_q, method="higher")
+        intervals[key] = (int(low), int(high))
+    return intervals
+
+
+def tied_with_above(spans: Sequence[RankInterval | None]) -> list[bool]:
+    """Return, for rows in rank order, whether each is statistically tied with the row above.
+
+    A row is tied when its span of ranks (its rank interval, or ``(rank, rank)`` for a row
+    with a rank and no interval) overlaps the span of the nearest row above it that has one.
+    A row without a span is never tied, and is passed over as the row above.
+    """
+    tied: list[bool] = []
+    above: RankInterval | None = None
+    for span in spans:
+        tied.append(
+            span is not None and above is not None and span[0] <= above[1] and above[0] <= span[1]
+        )
+        if span is not None:
+            above = span
+    return tied
 
 
 # Per-scene, per-level statistics the bootstrap sums: episodes, then the sums of TSR, FCR and

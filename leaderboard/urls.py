@@ -38,6 +38,23 @@ urlpatterns = [
         replays.episode_prompt_text,
         name="episode-prompt",
     ),
+    path(
+        "episodes/<int:episode_id>/export.html",
+        replays.episode_export_html,
+        name="episode-export",
+    ),
+    path(
+        "episodes/<int:episode_id>/animation.webp",
+        replays.episode_animation,
+        {"fmt": "webp"},
+        name="episode-animation",
+    ),
+    path(
+        "episodes/<int:episode_id>/animation.gif",
+        replays.episode_animation,
+        {"fmt": "gif"},
+        name="episode-animation-gif",
+    ),
     re_path(
         r"^frames/(?P<key>[0-9a-f]{40})\.(?P<variant>png|webp|thumb\.webp)$",
         frames.frame_file,

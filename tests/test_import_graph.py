@@ -37,6 +37,9 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                 "evaluation.details",
                 "evaluation.run_file",
                 "evaluation.registry",
+                # replay-html renders its frames; the writer loads only for it.
+                "evaluation.render_pool",
+                "evaluation.replay_html",
                 "evaluation.runner",
                 "evaluation.verify",
                 "evaluation.submit",

@@ -161,7 +161,8 @@ _LEADERBOARD_PARAMETER_HELP = {
     "params_max": "At most this many parameters, in billions (models without a count are "
     "left out).",
     "q": "Text in the model name or the organisation.",
-    "sort": "Column to sort by; rank (the default) is the overall AVG, best first.",
+    "sort": "Column to sort by; rank (the default) is the overall AVG, best first; rank_low is "
+    "the lower bound of the rank interval (the paper's rows: their rank), best first.",
     "order": "asc or desc; the default is asc for rank and model, desc for scores.",
     "version": "Benchmark version to rank (default: the current one); versions never share a "
     "table.",
@@ -205,6 +206,7 @@ def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
         values = {metric: query_number(record[f"{track}_{metric}"]) for metric in METRICS}
         scores[track] = None if all(v is None for v in values.values()) else values
     rank = query_number(record["rank"])
+    low, high = query_number(record["rank_low"]), query_number(record["rank_high"])
     return {
         "rank": None if rank is None else int(rank),
         "model": record["model"],
@@ -215,6 +217,9 @@ def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "run_id": int(record["run_id"]),
         "scores": scores,
         "cognitive_stability": query_number(record["cognitive_stability"]),
+        "rank_interval": None if low is None or high is None else [int(low), int(high)],
+        "tied_with_above": bool(record["tied_with_above"]),
+        "preliminary": bool(record["preliminary"]),
     }
 
 
@@ -241,6 +246,24 @@ class LeaderboardApi(APIView):
             allow_null=True,
             help_text="Cognitive stability (the paper's appendix A-A), -3 to 3; null without "
             "per-scene results (the paper's reported rows).",
+        )
+        rank_interval = serializers.ListField(
+            child=serializers.IntegerField(),
+            min_length=2,
+            max_length=2,
+            allow_null=True,
+            help_text="[best, worst]: the ranks the row takes in 95% of 1,000 resamples of the "
+            "scenes (2.5-97.5%), every row scored on the same resample; for a reference row, "
+            "the ranks it would take. Null without episodes (the paper's rows, which the "
+            "others' resamples count at their published score).",
+        )
+        tied_with_above = serializers.BooleanField(
+            help_text="Statistically tied with the row ranked above: their rank intervals "
+            "overlap (a rank stands for the interval of a row without one)."
+        )
+        preliminary = serializers.BooleanField(
+            help_text="Built from fewer than the table's full episodes (264 a run overall, "
+            "66 a level): its scores and rank may still move."
         )
 
         class Meta:

@@ -56,7 +56,8 @@ class LeaderboardQueryForm(forms.Form):
         """Return the validated filters (call after is_valid())."""
         data = self.cleaned_data
         sort = data.get("sort") or "rank"
-        order = data.get("order") or ("asc" if sort in ("rank", "model") else "desc")
+        # Ranks and names read best first, scores highest first.
+        order = data.get("order") or ("asc" if sort in ("rank", "rank_low", "model") else "desc")
         return LeaderboardFilters(
             kinds=tuple(data.get("kind") or ()),
             sources=tuple(data.get("source") or ()),

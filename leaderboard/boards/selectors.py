@@ -10,23 +10,59 @@ from typing import Any
 import pandas as pd
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from evaluation.metrics import track_table
-from evaluation.vocabulary import AVG, LEVEL_KEYS, METRICS, OVERALL, TABLES, TRACK_KEYS, TRACKS
+from evaluation.metrics import (
+    EpisodeResult,
+    SceneSums,
+    rank_intervals,
+    scene_sums,
+    tied_with_above,
+    track_table,
+)
+from evaluation.vocabulary import (
+    AVG,
+    LEVEL_KEYS,
+    LEVELS,
+    METRICS,
+    OVERALL,
+    TABLES,
+    TRACK_KEYS,
+    TRACKS,
+)
 from leaderboard.data_version import data_version_cached
 from leaderboard.models import (
+    Episode,
     ModelEntry,
     Run,
     RunScore,
 )
+from simulation.catalogue import scene_set
 from simulation.versions import BENCHMARK_VERSION
 
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
 
 
-CSV_COLUMNS = ["rank", "model", "kind", "params_b", "source", *SCORE_COLUMNS, "cognitive_stability"]
+RANK_COLUMNS = ["rank_low", "rank_high", "tied_with_above", "preliminary"]
+"""How far a row's rank can be trusted (``_rank_intervals_add``): after the scores in the CSV."""
 
 
-SORT_KEYS = ("rank", "model", "params_b", *SCORE_COLUMNS, "cognitive_stability")
+CSV_COLUMNS = [
+    "rank",
+    "model",
+    "kind",
+    "params_b",
+    "source",
+    *SCORE_COLUMNS,
+    "cognitive_stability",
+    *RANK_COLUMNS,
+]
+
+
+SORT_KEYS = ("rank", "rank_low", "model", "params_b", *SCORE_COLUMNS, "cognitive_stability")
+
+
+RANK_RESAMPLES = 1000
+"""Resamples of the scenes behind every rank interval (seeded: the same data, the same
+intervals), as many as behind each score's interval."""
 
 
 _INFO = [
@@ -114,6 +150,8 @@ class LeaderboardTable:
     intervals: bool = False
     hidden: int = 0
     """Sanity-check baselines left out (``LeaderboardFilters.baselines``)."""
+    full_episodes: int = 0
+    """Episodes of a complete run in this table: fewer make a row preliminary."""
 
     def rows(self) -> list[dict[str, Any]]:
         """Return the rows as dicts; ``cells`` holds each score column's value, mark and CI."""
@@ -139,7 +177,12 @@ class LeaderboardTable:
                         "intervals": self.intervals,
                     }
                 )
-            info = {k: None if _missing(record[k]) else record[k] for k in ("rank", *_INFO)}
+            info = {
+                k: None if _missing(record[k]) else record[k]
+                for k in ("rank", *_INFO, *RANK_COLUMNS)
+            }
+            info["episodes"] = _count(record.get("overall_episodes"))
+            info["full_episodes"] = self.full_episodes
             key = record[self.key]
             key_cell = {
                 "value": None if _missing(key) else key,
@@ -155,8 +198,8 @@ class LeaderboardTable:
         for record in self.frame[CSV_COLUMNS].to_dict("records"):
             params = record["params_b"]
             record["params_b"] = "" if _missing(params) else f"{params:g}"
-            rank = record["rank"]
-            record["rank"] = None if _missing(rank) else int(rank)
+            for column in ("rank", "rank_low", "rank_high"):
+                record[column] = None if _missing(record[column]) else int(record[column])
             rows.append([record[column] for column in CSV_COLUMNS])
         return rows
 
@@ -317,7 +360,18 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
     frame["rank"] = pd.Series(
         [None if _missing(r) else int(r) for r in frame["rank"]], index=frame.index, dtype=object
     )
-    if filters.sort != "rank":
+    full = len(scene_set()) * (len(LEVELS) if table == OVERALL else 1)
+    frame = _rank_intervals_add(frame, table=table, version=filters.version, full=full)
+    if filters.sort == "rank_low":
+        # The paper's rows have no interval: their rank stands for its lower bound.
+        low = frame["rank_low"].where(frame["rank_low"].notna(), frame["rank"])
+        frame = frame.iloc[
+            pd.to_numeric(low)
+            .reset_index(drop=True)
+            .sort_values(ascending=not filters.descending, na_position="last", kind="stable")
+            .index
+        ]
+    elif filters.sort != "rank":
         frame = frame.sort_values(
             [filters.sort, "model", "run_id"],
             ascending=[not filters.descending, True, True],
@@ -335,7 +389,84 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
         key=key_column(filters.sort),
         intervals=filters.intervals,
         hidden=hidden,
+        full_episodes=full,
     )
+
+
+def _rank_intervals_add(
+    frame: pd.DataFrame, *, table: str, version: str, full: int
+) -> pd.DataFrame:
+    """Return ``frame`` (in rank order) with each row's rank interval, tie and preliminary mark.
+
+    ``rank_low`` and ``rank_high``: the 95% rank interval of a row with episodes, from one
+    joint bootstrap over the scenes (``evaluation.metrics.rank_intervals``) against the
+    multimodal models shown; the paper's rows stand at their published score in every
+    resample and have none (None). A reference row with episodes gets the ranks it would
+    take. ``tied_with_above``: a ranked row's interval (or its rank, for the paper's rows)
+    overlaps that of the nearest ranked row above; reference rows are never tied.
+    ``preliminary``: built from fewer than ``full`` episodes. One query: the completed
+    episodes of every run on the board.
+    """
+    frame = frame.copy()
+    episodes = _board_scene_sums(version, frame["run_id"])
+    reported = frame["source"].eq(Run.Source.REPORTED)
+    competing = frame["kind"].isin(RANKED_KINDS)
+    rows = {int(r): episodes[int(r)] for r in frame.loc[~reported, "run_id"] if r in episodes}
+    fixed = {
+        int(r): float(v)
+        for r, v in frame.loc[reported & competing, ["run_id", "overall_avg"]].itertuples(
+            index=False
+        )
+        if not _missing(v)
+    }
+    intervals = (
+        rank_intervals(
+            rows,
+            table=table,
+            fixed=fixed,
+            competitors={int(r) for r in frame.loc[competing, "run_id"]},
+            n_resamples=RANK_RESAMPLES,
+        )
+        if rows
+        else {}
+    )
+    spans = [intervals.get(int(run_id)) for run_id in frame["run_id"]]
+    frame["rank_low"] = pd.Series([s and s[0] for s in spans], index=frame.index, dtype=object)
+    frame["rank_high"] = pd.Series([s and s[1] for s in spans], index=frame.index, dtype=object)
+    # Only ranked rows tie: a reference row's ranks are those it would take among them, on
+    # another scale (the models' ranks leave it out).
+    ties = tied_with_above(
+        [
+            None if not ranked else span or (None if _missing(rank) else (int(rank), int(rank)))
+            for span, rank, ranked in zip(spans, frame["rank"], competing, strict=True)
+        ]
+    )
+    frame["tied_with_above"] = pd.Series(ties, index=frame.index, dtype=object)
+    counts = frame.get("overall_episodes", pd.Series(None, index=frame.index))
+    frame["preliminary"] = pd.Series(
+        [not r and not _missing(n) and n < full for r, n in zip(reported, counts, strict=True)],
+        index=frame.index,
+        dtype=object,
+    )
+    return frame
+
+
+def _board_scene_sums(version: str, run_ids: pd.Series) -> dict[int, SceneSums]:
+    """Return the per-scene statistics of the runs of ``run_ids`` that have episodes.
+
+    One query over every run on the board, whatever the filters keep: a fixed count.
+    """
+    wanted = {int(r) for r in run_ids}
+    by_run: dict[int, list[EpisodeResult]] = {}
+    completed = Episode.objects.on_board(version).filter(status=Episode.Status.COMPLETED)
+    for run_id, scene_id, track, level, distances in completed.values_list(
+        "run_id", "scene__scene_id", "scene__track", "level", "distances"
+    ):
+        if run_id in wanted:
+            by_run.setdefault(run_id, []).append(
+                EpisodeResult(scene_id, track, level, tuple(distances))
+            )
+    return {run_id: scene_sums(results) for run_id, results in by_run.items()}
 
 
 def leaderboard_table_cached(*, table: str, filters: LeaderboardFilters) -> LeaderboardTable:

@@ -477,6 +477,9 @@ class TestThePapersModelsAndARunEvaluatedHere:
             "run_id",
             "scores",
             "cognitive_stability",
+            "rank_interval",
+            "tied_with_above",
+            "preliminary",
         }
         human = next(r for r in body["results"] if r["model"] == "Human")
         # The human reference and the baselines are reference rows: never ranked.
@@ -492,6 +495,11 @@ class TestThePapersModelsAndARunEvaluatedHere:
         here = next(r for r in body["results"] if r["model"] == "Random (here)")
         assert here["source"] == "evaluated"
         assert here["kind"] == "baseline"
+        # Rows with episodes have a rank interval (a reference row: the ranks it would take);
+        # the paper's have none.
+        low, high = here["rank_interval"]
+        assert 1 <= low <= high <= 18
+        assert human["rank_interval"] is None and body["results"][1]["rank_interval"] is None
 
     def test_tracks_gives_table_iii_and_the_gaps_of_tracks_page(self, client: Any) -> None:
         page = tracks_page()
@@ -751,9 +759,10 @@ class TestSixtyModelsAndARunEvaluatedHere:
         [
             # count, page
             ("/api/models/?q=Human+(copy+0)", "/api/models/", 2),
-            # the data version; the scores of listed public runs, with runs and model entries
-            ("/api/leaderboards/overall/?q=Human+(copy+0)", "/api/leaderboards/overall/", 2),
-            ("/api/leaderboards/3/?q=Qwen2.5-VL-72B+(copy+1)", "/api/leaderboards/3/", 2),
+            # the data version; the scores of listed public runs, with runs and model entries;
+            # the episodes of every run on the board (rank intervals)
+            ("/api/leaderboards/overall/?q=Human+(copy+0)", "/api/leaderboards/overall/", 3),
+            ("/api/leaderboards/3/?q=Qwen2.5-VL-72B+(copy+1)", "/api/leaderboards/3/", 3),
             # MLLM level tables, all level tables, their runs with model entries
             ("/api/tracks/?source=evaluated", "/api/tracks/", 3),
             # count, page with model entries, benchmarks and episode counts, scores

@@ -336,6 +336,29 @@ FITS = """(selector) => [...document.querySelectorAll(selector)].map(
 """How far each frame's table reaches past the frame (0: it fits, nothing scrolls)."""
 
 
+def test_a_rank_shows_its_interval_and_a_tie_its_mark_on_a_phone(browser, site, bundles):
+    # The random policy's episodes as a model: 0.162 overall, its interval 7-8 overlapping
+    # the 8th model's rank (Qwen2.5-VL-72B, 0.154).
+    import_run(bundles["random"], "Random VLM", kind=ModelEntry.Kind.OPEN_WEIGHTS)
+    page = _page(browser, PHONE)
+    page.goto(f"{site['url']}/")
+    ours = page.locator("table.board tbody tr").filter(has_text="Random VLM")
+    interval = ours.locator("td.rank .rank-ci")
+    expect(interval).to_be_visible()
+    expect(interval).to_have_text(re.compile(r"\d+" + "\N{EN DASH}" + r"\d+$"))
+    tie = page.locator("table.board tbody tr").filter(has_text="Qwen2.5-VL-72B")
+    mark = tie.locator("td.rank abbr.tie")
+    expect(mark).to_be_visible()
+    expect(mark).to_have_attribute("title", re.compile(r"tied with the model ranked above"))
+    # The interval and the mark stay inside the sticky rank column, clear of the model's name.
+    for locator in (interval, mark):
+        box, cell = locator.bounding_box(), locator.locator("xpath=ancestor::td").bounding_box()
+        assert box["x"] >= cell["x"] and box["x"] + box["width"] <= cell["x"] + cell["width"]
+    expect(page.locator("#rank-footnote")).to_contain_text("The paper's rows have no interval")
+    assert _sticking_out(page) == []
+    page.context.close()
+
+
 def test_tables_fit_where_their_numbers_would_otherwise_be_cut(browser, site):
     page = _page(browser, DESKTOP)
     # 95% intervals under their scores: the Overall columns stay on a 1366 px screen.
