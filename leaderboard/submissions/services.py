@@ -50,6 +50,7 @@ from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run, Submission
 from leaderboard.runs.imports import store_verified_bundle
 from leaderboard.runs.services import run_create
+from leaderboard.submissions.selectors import submission_warnings
 from mirrorbench_site.cache import limits_cache
 from simulation.catalogue import scene_set
 from simulation.renderer import DEFAULT_SIZE, frame_key
@@ -415,7 +416,9 @@ def submission_review(
     Approving makes the run public and lists it on the board if it is complete, or if it is
     partial and ``allow_partial``; refusing keeps it private; flagging a published entry takes
     it off the board, with the note shown on its model page. Nobody decides on their own
-    submission, not even a moderator: another moderator must.
+    submission, not even a moderator: another moderator must. Approving a bundle as a model
+    (proprietary or open weights) when ``submission_warnings`` finds it looks like a
+    baseline's needs a note saying why.
     """
     if submission.owner_id is not None and submission.owner_id == getattr(moderator, "pk", None):
         raise FieldError(
@@ -428,6 +431,16 @@ def submission_review(
         raise FieldError("decision", f"expected approve, refuse or flag, got {decision!r}")
     if decision in ("refuse", "flag") and not note:
         raise FieldError("note", f"say why you {decision} it: the owner reads this")
+    models = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
+    if decision == "approve" and submission.kind in models and not note:
+        warnings = submission_warnings(submission=submission)
+        if warnings:
+            raise FieldError(
+                "note",
+                f"this bundle looks like a baseline's, not a model's ({len(warnings)} "
+                "warning" + ("s" if len(warnings) > 1 else "") + " above): approving it as a "
+                "model needs a written reason",
+            )
     with transaction.atomic():
         submission = _locked(submission)
         run = submission.run

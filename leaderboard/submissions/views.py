@@ -15,7 +15,11 @@ from leaderboard.accounts.roles import is_moderator
 from leaderboard.errors import FieldError
 from leaderboard.models import Submission
 from leaderboard.submissions.forms import ReviewForm, SubmissionForm
-from leaderboard.submissions.selectors import moderation_queue, submission_visible
+from leaderboard.submissions.selectors import (
+    moderation_queue,
+    submission_visible,
+    submission_warnings,
+)
 from leaderboard.submissions.services import (
     QuotaExceeded,
     SubmissionRejected,
@@ -81,11 +85,16 @@ def _submission_for(request: HttpRequest, submission_id: int) -> Submission:
 def _submission_context(
     request: HttpRequest, submission: Submission, review_form: ReviewForm
 ) -> dict[str, Any]:
+    if not submission.partial:
+        # A complete bundle is listed when approved: there is nothing to allow.
+        review_form.fields.pop("allow_partial", None)
+    moderating = is_moderator(request.user) and submission.owner_id != request.user.pk
     return {
         "submission": submission,
         "is_owner": submission.owner_id == request.user.pk,
         "review_form": review_form,
         "verified_means": VERIFIED_MEANS,
+        "warnings": submission_warnings(submission=submission) if moderating else [],
     }
 
 

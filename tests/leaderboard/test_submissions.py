@@ -273,7 +273,7 @@ def test_publish_review_and_the_board(client, alice, bob, moderator_user, bundle
     client.force_login(bob)
     assert client.post(f"/submissions/{submission.pk}/publish/").status_code == 404
     assert client.get("/moderation/").status_code == 403
-    review = {"decision": "approve", "note": ""}
+    review = {"decision": "approve", "note": "a test of the board"}
     assert client.post(f"/submissions/{submission.pk}/review/", review).status_code == 403
     client.force_login(alice)
     assert client.post(f"/submissions/{submission.pk}/publish/").status_code == 302
@@ -283,6 +283,9 @@ def test_publish_review_and_the_board(client, alice, bob, moderator_user, bundle
     assert "Alice VLM" in client.get("/moderation/").content.decode()
     refused = client.post(f"/submissions/{submission.pk}/review/", {"decision": "refuse"})
     assert refused.status_code == 400  # a reason is required
+    # The random agent's bundle as a model: approving it needs a reason too.
+    silent = client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve"})
+    assert silent.status_code == 400 and "needs a written reason" in silent.content.decode()
     approved = client.post(f"/submissions/{submission.pk}/review/", review)
     assert approved.status_code == 302
     run = Run.objects.get(pk=submission.run_id)
@@ -307,12 +310,12 @@ def test_a_partial_submission_reaches_the_board_only_if_a_moderator_allows_it(
     submission = Submission.objects.get(pk=_upload(client, small).json()["id"])
     client.post(f"/submissions/{submission.pk}/publish/")
     client.force_login(moderator_user)
-    client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve"})
+    client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve", "note": "test"})
     run = Run.objects.get(pk=submission.run_id)
     assert run.visibility == Run.Visibility.PUBLIC and not run.listed
     flag = {"decision": "flag", "note": "partial, checking"}
     client.post(f"/submissions/{submission.pk}/review/", flag)
-    allow = {"decision": "approve", "allow_partial": "on"}
+    allow = {"decision": "approve", "allow_partial": "on", "note": "test"}
     assert client.post(f"/submissions/{submission.pk}/review/", allow).status_code == 302
     run.refresh_from_db()
     assert run.listed
@@ -344,14 +347,15 @@ def test_uploading_publishing_and_reviewing_each_say_what_they_did(
     assert _said(published)[0].startswith("Published for review: a moderator will look at it")
     client.force_login(moderator_user)
     review = f"/submissions/{submission.pk}/review/"
-    approved = client.post(review, {"decision": "approve"}, follow=True)
+    approved = client.post(review, {"decision": "approve", "note": "test"}, follow=True)
     assert _said(approved) == [
         "Approved: My VLM 7B is public but off the board, as a partial bundle whose listing "
         "you did not allow."
     ]
     flagged = client.post(review, {"decision": "flag", "note": "partial"}, follow=True)
     assert _said(flagged) == [REVIEWED["flag"].format(model="My VLM 7B")]
-    listed = client.post(review, {"decision": "approve", "allow_partial": "on"}, follow=True)
+    allow = {"decision": "approve", "allow_partial": "on", "note": "test"}
+    listed = client.post(review, allow, follow=True)
     assert _said(listed) == ["Approved: My VLM 7B is on the board."]
     assert "Approved: My VLM 7B is on the board." in listed.content.decode()
 
@@ -416,7 +420,9 @@ def submission_publish_and_approve(submission, owner, moderator):
     from leaderboard.submissions.services import submission_publish, submission_review
 
     submission_publish(submission=submission, user=owner)
-    submission_review(submission=submission, moderator=moderator, decision="approve")
+    submission_review(
+        submission=submission, moderator=moderator, decision="approve", note="a test bundle"
+    )
 
 
 def test_a_flagged_entry_keeps_its_page_with_the_moderators_note(
@@ -498,9 +504,7 @@ def test_a_moderator_cannot_decide_on_their_own_submission(client, moderator_use
         username="other-moderator", is_staff=True, permissions=["leaderboard.change_submission"]
     )
     client.force_login(other)
-    assert (
-        client.post(f"/submissions/{submission.pk}/review/", {"decision": "approve"}).status_code
-        == 302
-    )
+    approve = {"decision": "approve", "note": "a test bundle"}
+    assert client.post(f"/submissions/{submission.pk}/review/", approve).status_code == 302
     submission.refresh_from_db()
     assert submission.review == Submission.Review.APPROVED and submission.reviewed_by == other
