@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from leaderboard.models import (
     Episode,
+    Frame,
     Run,
     Scene,
     Step,
@@ -97,3 +98,18 @@ def episode_frame_keys(episode: Episode, cells: Sequence[Vec3] | None = None) ->
     version = renderer_version()
     cells = episode_cells(episode) if cells is None else cells
     return [frame_key(version, episode.scene.scene_id, cell, size) for cell in cells]
+
+
+def frames_registered(keys: Sequence[str]) -> dict[str, Frame]:
+    """Return the registered frames among ``keys`` (one query), by key."""
+    return {frame.key: frame for frame in Frame.objects.filter(pk__in=list(keys))}
+
+
+def frame_file_read(key: str, variant: str) -> bytes | None:
+    """Return one stored file of a frame (``FRAME_VARIANTS``), or None when it is not there."""
+    try:
+        with default_storage.open(frame_path(key, variant), "rb") as handle:
+            data: bytes = handle.read()
+    except FileNotFoundError:
+        return None
+    return data

@@ -202,15 +202,21 @@ def frame_png(key: str) -> bytes | None:
     return data
 
 
+def frame_lost(*, key: str) -> None:
+    """Record that a stored frame's files are gone: whoever asks for it next renders it."""
+    Frame.objects.filter(pk=key).update(stored=None)
+
+
 def _mark_stored(key: str) -> None:
     """Record that a frame found in storage is stored (its row may predate the files)."""
     if not Frame.objects.filter(pk=key, stored__isnull=True).exists():
         return
     sizes: dict[str, int | None] = {}
+    unknown: tuple[type[BaseException], ...] = (*_storage_errors(), NotImplementedError)
     for variant in FRAME_VARIANTS:
         try:
             sizes[f"{variant}_bytes"] = default_storage.size(frame_path(key, variant))
-        except (*_storage_errors(), NotImplementedError):
+        except unknown:
             sizes[f"{variant}_bytes"] = None
     Frame.objects.filter(pk=key).update(stored=timezone.now(), **sizes)
 
@@ -429,7 +435,7 @@ def frames_render(keys: Sequence[str]) -> FrameCount:
         if frame.renderer != version:
             continue
         if frame.stored is not None or _stored_with_retries(
-            f"checking frame {frame.key}", lambda key=frame.key: frame_exists(key)
+            f"checking frame {frame.key}", partial(frame_exists, frame.key)
         ):
             _mark_stored(frame.key)
             count.reused += 1

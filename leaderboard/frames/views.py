@@ -23,6 +23,7 @@ from leaderboard.frames.selectors import frame_path
 from leaderboard.frames.services import (
     RenderBudgetExceeded,
     RenderQueueFull,
+    frame_lost,
     frame_render_now,
     frame_used,
     render_budget_take,
@@ -71,21 +72,57 @@ def render_identities(request: HttpRequest) -> list[str]:
     return identities
 
 
-def _busy(message: str, status: int, retry_after_s: int) -> HttpResponse:
+def busy_response(message: str, status: int, retry_after_s: int) -> HttpResponse:
+    """Return a refusal to come back later (503 busy, 429 over the budget), with Retry-After."""
     response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(retry_after_s)
     response["Cache-Control"] = "no-store"
     return response
 
 
-@require_GET
-def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase:
-    """A frame's file by its content key; rendered first if registered but not stored yet.
+def frame_render_for_request(request: HttpRequest, frame: Frame) -> HttpResponse | None:
+    """Have a registered frame made for ``request`` unless it is stored; return None once it
+    is stored, or the answer to give instead.
 
     A new frame counts against the render budget of whoever asks (429 past it), and is made
     through the bounded render queue (503 with Retry-After when it is full or the frame takes
-    longer than ``RENDER_WAIT_S``); a stored frame costs nothing.
+    longer than ``RENDER_WAIT_S``). A frame of another renderer build cannot be remade (404).
     """
+    if frame.stored is not None:
+        return None
+    key = frame.key
+    if frame.renderer != renderer_version():
+        raise Http404("this frame was made by another renderer build and cannot be remade")
+    identities = render_identities(request)
+    try:
+        stored = frame_render_now(key, charge=lambda: render_budget_take(identities))
+    except TimeoutError:
+        return busy_response("This frame is still being rendered.", 503, 2)
+    except RenderQueueFull as exc:
+        return busy_response(
+            "The server is rendering as many frames as it can: ask again shortly.",
+            503,
+            exc.retry_after_s,
+        )
+    except RenderBudgetExceeded as exc:
+        return busy_response(
+            "You have asked for many new frames in a short time: frames already made are "
+            f"still served; new ones again in {exc.retry_after_s} s.",
+            429,
+            exc.retry_after_s,
+        )
+    except RenderError as exc:
+        logger.error("frame %s cannot be rendered: %s", key, exc)
+        return HttpResponse(f"This frame cannot be rendered here: {exc}", status=503)
+    if not stored:
+        raise Http404("this frame could not be rendered")
+    return None
+
+
+@require_GET
+def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase:
+    """A frame's file by its content key; rendered first if registered but not stored yet
+    (``frame_render_for_request``); a stored frame costs nothing."""
     try:
         frame = frame_for_key(key)
     except Frame.DoesNotExist:
@@ -93,31 +130,9 @@ def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase
     stored_as = "thumb" if variant == "thumb.webp" else variant
     etag = f'"{key}.{stored_as}"'
     if frame.stored is None:
-        if frame.renderer != renderer_version():
-            raise Http404("this frame was made by another renderer build and cannot be remade")
-        identities = render_identities(request)
-        try:
-            stored = frame_render_now(key, charge=lambda: render_budget_take(identities))
-        except TimeoutError:
-            return _busy("This frame is still being rendered.", 503, 2)
-        except RenderQueueFull as exc:
-            return _busy(
-                "The server is rendering as many frames as it can: ask again shortly.",
-                503,
-                exc.retry_after_s,
-            )
-        except RenderBudgetExceeded as exc:
-            return _busy(
-                "You have asked for many new frames in a short time: frames already made are "
-                f"still served; new ones again in {exc.retry_after_s} s.",
-                429,
-                exc.retry_after_s,
-            )
-        except RenderError as exc:
-            logger.error("frame %s cannot be rendered: %s", key, exc)
-            return HttpResponse(f"This frame cannot be rendered here: {exc}", status=503)
-        if not stored:
-            raise Http404("this frame could not be rendered")
+        refused = frame_render_for_request(request, frame)
+        if refused is not None:
+            return refused
     else:
         frame_used(key)
     if request.headers.get("If-None-Match") == etag:
@@ -132,7 +147,7 @@ def frame_file(request: HttpRequest, key: str, variant: str) -> HttpResponseBase
     try:
         handle = default_storage.open(path, "rb")
     except FileNotFoundError:
-        Frame.objects.filter(pk=key).update(stored=None)  # lost: render it again next time
+        frame_lost(key=key)  # render it again next time
         raise Http404("this frame's file is missing; ask again to render it") from None
     served = FileResponse(handle, content_type=FRAME_TYPES[variant])
     served["ETag"], served["Cache-Control"] = etag, IMMUTABLE

@@ -15,9 +15,7 @@ from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from evaluation.messages import ImagePart
-from evaluation.metrics import D_TH
 from evaluation.prompts import (
-    OPTION_TEXT,
     PROMPT_VERSION,
     RETIRED_PROMPTS,
     HistoryEntry,
@@ -25,6 +23,7 @@ from evaluation.prompts import (
     messages_as_text,
 )
 from evaluation.registry import agent_looks
+from evaluation.replay_html import DistanceChart, distance_chart, step_view
 from evaluation.vocabulary import (
     CONFUSED,
     ERROR,
@@ -41,13 +40,23 @@ from leaderboard.models import Episode, Frame, Run, Scene, Step
 from leaderboard.runs.selectors import run_for
 from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
-from simulation.dynamics import Action, Vec3, goal_cell
+from simulation.dynamics import Vec3, goal_cell
 from simulation.renderer import frame_key
 
 EPISODES_PER_PAGE = 48
-FOLD_CHARS = 600
-"""Responses longer than this (or than ``FOLD_LINES`` lines) are folded in the replay."""
-FOLD_LINES = 8
+STEP_FIELDS = (
+    "index",
+    "option",
+    "executed",
+    "response",
+    "parse_error",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "cached",
+    "distance_steps",
+)
+"""A stored step's fields a replay shows (``evaluation.replay_html.step_view``)."""
 
 
 def frame_urls(key: str) -> dict[str, str]:
@@ -57,57 +66,6 @@ def frame_urls(key: str) -> dict[str, str]:
         "png": reverse("leaderboard:frame", kwargs={"key": key, "variant": "png"}),
         "thumb": reverse("leaderboard:frame", kwargs={"key": key, "variant": "thumb.webp"}),
     }
-
-
-def option_text(option: int | None) -> str:
-    """Return the words of an option (1 to 6), or an empty string for no option."""
-    if option is None:
-        return ""
-    try:
-        return OPTION_TEXT[Action(option)]
-    except ValueError:
-        return ""
-
-
-@dataclass(frozen=True)
-class ChartPoint:
-    step: int
-    distance: int
-    x: float
-    y: float
-
-
-@dataclass(frozen=True)
-class DistanceChart:
-    """A small SVG chart of distance per step, laid out here (the template only draws it)."""
-
-    width: int
-    height: int
-    points: list[ChartPoint]
-    threshold_y: float
-    threshold: int
-    top: int
-    path: str
-    pad: int = 28
-
-
-def distance_chart(
-    distances: Sequence[int], *, width: int = 480, height: int = 150
-) -> DistanceChart:
-    """Lay out ``distances`` (one per view) with the success threshold line."""
-    pad = 28
-    top = max([*distances, D_TH + 1, 1])
-    span_x = max(len(distances) - 1, 1)
-
-    def x(i: int) -> float:
-        return round(pad + (width - 2 * pad) * i / span_x, 1)
-
-    def y(d: float) -> float:
-        return round(height - pad - (height - 2 * pad) * d / top, 1)
-
-    points = [ChartPoint(i, d, x(i), y(d)) for i, d in enumerate(distances)]
-    path = " ".join(f"{'M' if p.step == 0 else 'L'}{p.x},{p.y}" for p in points)
-    return DistanceChart(width, height, points, y(D_TH), D_TH, top, path, pad)
 
 
 @dataclass
@@ -129,13 +87,6 @@ class EpisodeReplay:
     step, replayed): each is marked, and its tokens and latency were not spent by this run."""
 
 
-def _tail(response: str, chars: int = 90) -> str:
-    """Return the end of a response (where the answer usually is), for a folded one's summary."""
-    lines = [line.strip() for line in response.strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    return last if len(last) <= chars else "…" + last[-chars:]
-
-
 def _view(
     index: int, cell: Vec3, key: str, distance: int | None, step: Step | None, *, last: bool
 ) -> dict[str, Any]:
@@ -148,22 +99,7 @@ def _view(
         "last": last,
     }
     if step is not None:
-        response = step.response or ""
-        view["step"] = {
-            "number": step.index + 1,
-            "option": step.option,
-            "option_text": option_text(step.option),
-            "executed": step.executed,
-            "response": response,
-            "folded": len(response) > FOLD_CHARS or response.count("\n") >= FOLD_LINES,
-            "tail": _tail(response),
-            "parse_error": step.parse_error,
-            "input_tokens": step.input_tokens,
-            "output_tokens": step.output_tokens,
-            "latency_s": step.latency_s,
-            "cached": step.cached,
-            "distance_after": step.distance_steps,
-        }
+        view["step"] = step_view({name: getattr(step, name) for name in STEP_FIELDS})
     return view
 
 

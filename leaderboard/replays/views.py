@@ -4,30 +4,62 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.files.storage import default_storage
 from django.http import (
+    FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseNotModified,
+    HttpResponseRedirect,
 )
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET
 
+from evaluation.animation import FORMATS, animation_key
 from evaluation.confusion import CONFUSED_MIN_MOVES, CONFUSED_THRESHOLD
 from evaluation.metrics import D_TH
-from evaluation.vocabulary import LEVEL_KEYS, OUTCOMES, OVERALL, TRACKS, episode_outcome
+from evaluation.replay_html import ReplayEpisode, frames_notice, replay_html
+from evaluation.vocabulary import (
+    LEVEL_KEYS,
+    METRICS,
+    OUTCOMES,
+    OVERALL,
+    TRACKS,
+    episode_outcome,
+)
 from leaderboard.exports import csv_response
-from leaderboard.frames.selectors import gallery_scenes
+from leaderboard.frames.selectors import frame_file_read, frames_registered, gallery_scenes
 from leaderboard.frames.services import (
+    RenderBudgetExceeded,
     episode_frames_queue,
+    frame_lost,
     frames_unstored,
+    render_budget_take,
+)
+from leaderboard.frames.views import (
+    SIGNED_URL_MAX_AGE_S,
+    busy_response,
+    frame_render_for_request,
+    render_identities,
 )
 from leaderboard.models import Episode, Run, Scene
 from leaderboard.replays.forms import ReplayStepForm
 from leaderboard.replays.selectors import (
+    EpisodeReplay,
     episode_prompt,
     episode_replay,
     frame_urls,
     gallery,
     scene_for_gallery,
+)
+from leaderboard.replays.services import (
+    FramesMissing,
+    animation_path,
+    episode_animation_store,
 )
 from leaderboard.runs.selectors import run_for
 from simulation.catalogue import get_scene
@@ -92,6 +124,150 @@ def episode_prompt_text(request: HttpRequest, episode_id: int) -> HttpResponse:
         return HttpResponse(text + "\n", status=400, content_type="text/plain; charset=utf-8")
     text = episode_prompt(episode=replay.episode, step=form.cleaned_data.get("step") or 0)
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+PREPARING_RETRY_S = 30
+"""What a request for an episode whose frames are being registered is told to wait."""
+
+
+def _frames_ready(request: HttpRequest, replay: EpisodeReplay) -> HttpResponse | None:
+    """Have every frame of a replay stored, each new one made for this request within the
+    render budget and the render queue as a replay's frame would be; return None when all are
+    stored, or the refusal to answer (503 or 429, with Retry-After). On a refusal the render
+    worker is asked for the rest, so asking again later finds more of them made."""
+    registered = frames_registered(replay.keys)
+    if len(registered) < len(set(replay.keys)):
+        episode_frames_queue(episode=replay.episode)
+        return busy_response(
+            "This episode's frames are being prepared: ask again shortly.",
+            503,
+            PREPARING_RETRY_S,
+        )
+    for key in dict.fromkeys(replay.keys):
+        refused = frame_render_for_request(request, registered[key])
+        if refused is not None:
+            episode_frames_queue(episode=replay.episode)
+            return refused
+    return None
+
+
+def _replay_or_404(request: HttpRequest, episode_id: int) -> EpisodeReplay:
+    try:
+        return episode_replay(episode_id=episode_id, user=request.user)
+    except Episode.DoesNotExist:
+        raise Http404(f"no episode {episode_id} that you may see") from None
+
+
+def _file_stem(replay: EpisodeReplay) -> str:
+    episode = replay.episode
+    return (
+        f"mirrorbench-{replay.run.model_entry.slug}-{episode.scene.scene_id}-"
+        f"level-{episode.level}-episode-{episode.pk}"
+    )
+
+
+def _disposition(attachment: bool, filename: str) -> str:
+    header = content_disposition_header(as_attachment=attachment, filename=filename)
+    return header or ("attachment" if attachment else "inline")
+
+
+@require_GET
+def episode_export_html(request: HttpRequest, episode_id: int) -> HttpResponse:
+    """The replay as one self-contained HTML file to download: every frame inlined, nothing
+    fetched when it is opened (``evaluation.replay_html``, as ``mirrorbench replay-html``)."""
+    replay = _replay_or_404(request, episode_id)
+    refused = _frames_ready(request, replay)
+    if refused is not None:
+        return refused
+    frames = []
+    for key in replay.keys:
+        webp = frame_file_read(key, "webp")
+        if webp is None:
+            frame_lost(key=key)
+            episode_frames_queue(episode=replay.episode)
+            return busy_response(
+                "A frame of this episode is missing from the store: ask again shortly.", 503, 5
+            )
+        frames.append(webp)
+    episode, run = replay.episode, replay.run
+    document = ReplayEpisode(
+        agent=run.model_entry.name,
+        scene_id=episode.scene.scene_id,
+        level=episode.level,
+        status=episode.status,
+        success=bool(episode.success),
+        metrics={m: getattr(episode, m) for m in METRICS},
+        mirror_confused=bool(episode.mirror_confused),
+        source=f"Episode {episode.pk} of run {run.pk} ({run.get_source_display()}) on the "
+        f"MirrorBench leaderboard at {request.get_host()}; frames rendered with "
+        f"{replay.renderer}.",
+        notice=frames_notice(
+            looks=replay.agent_looks,
+            renderer=replay.renderer,
+            agent_renderer=replay.agent_renderer,
+        ),
+    )
+    response = HttpResponse(
+        replay_html(episode=document, views=replay.views, frames=frames),
+        content_type="text/html; charset=utf-8",
+    )
+    response["Content-Disposition"] = _disposition(True, f"{_file_stem(replay)}.html")
+    response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+@require_GET
+def episode_animation(request: HttpRequest, episode_id: int, fmt: str) -> HttpResponseBase:
+    """The episode's views as one animation (``?format=gif`` or ``webp`` overrides the file
+    name's), step and distance drawn on each; made once from the stored frames and kept."""
+    fmt = request.GET.get("format", fmt)
+    if fmt not in FORMATS:
+        return HttpResponse(
+            f"format: one of {', '.join(FORMATS)}, got {fmt[:20]!r}\n",
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    replay = _replay_or_404(request, episode_id)
+    key = animation_key(replay.keys, fmt)
+    etag = f'"{key}.{fmt}"'
+    if request.headers.get("If-None-Match") == etag:
+        not_modified = HttpResponseNotModified()
+        not_modified["ETag"], not_modified["Cache-Control"] = etag, "private, no-cache"
+        return not_modified
+    path = animation_path(key, fmt)
+    if not default_storage.exists(path):
+        refused = _frames_ready(request, replay)
+        if refused is not None:
+            return refused
+        identities = render_identities(request)
+        try:
+            path = episode_animation_store(
+                frame_keys=replay.keys,
+                distances=[view["distance"] for view in replay.views],
+                fmt=fmt,
+                charge=lambda: render_budget_take(identities),
+            )
+        except FramesMissing as exc:
+            frame_lost(key=exc.key)
+            episode_frames_queue(episode=replay.episode)
+            return busy_response(
+                "A frame of this episode is missing from the store: ask again shortly.", 503, 5
+            )
+        except RenderBudgetExceeded as exc:
+            return busy_response(
+                "You have asked for many new frames in a short time: animations already made "
+                f"are still served; new ones again in {exc.retry_after_s} s.",
+                429,
+                exc.retry_after_s,
+            )
+    if settings.S3_BUCKET:
+        response: HttpResponseBase = HttpResponseRedirect(default_storage.url(path))
+        response["Cache-Control"] = f"private, max-age={SIGNED_URL_MAX_AGE_S}"
+        return response
+    response = FileResponse(default_storage.open(path, "rb"), content_type=FORMATS[fmt])
+    response["Content-Disposition"] = _disposition(False, f"{_file_stem(replay)}.{fmt}")
+    response["ETag"], response["Cache-Control"] = etag, "private, no-cache"
+    return response
 
 
 def scenes_page(request: HttpRequest) -> HttpResponse:

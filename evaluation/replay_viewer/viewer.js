@@ -1,0 +1,128 @@
+/* MirrorBench's replay of one episode, in one file: every frame is in the page, nothing is
+   fetched. Stepped by buttons, slider, keys and the chart, as the site's replay. Every text
+   from the model is set with textContent: a response is never read as HTML. */
+(function () {
+  "use strict";
+  var root = document.querySelector("[data-replay]");
+  var data = JSON.parse(document.getElementById("replay-data").textContent);
+  var views = data.views;
+  var last = views.length - 1;
+  var field = function (name) { return document.querySelector('[data-field="' + name + '"]'); };
+  var img = field("frame"), box = root.querySelector(".frame-box");
+  var slider = field("slider"), speed = field("speed"), marker = field("marker");
+  var playButton = root.querySelector('[data-action="play"]');
+  var points = Array.prototype.slice.call(root.querySelectorAll("circle.point"));
+  var timer = null;
+  var current = 0;
+
+  function fromAddress() {
+    var found = /(?:^#|&)step=(\d+)/.exec(location.hash);
+    var step = found ? Number(found[1]) : 0;
+    return step >= 0 && step <= last ? step : 0;
+  }
+
+  function text(name, value) { var node = field(name); if (node) node.textContent = value; }
+
+  function cached(step) {
+    var node = field("cached");
+    if (!node) return;
+    if (!step || !step.cached) { node.textContent = step ? "no: asked for this run" : "—"; return; }
+    var badge = document.createElement("span");
+    badge.className = "badge cached";
+    badge.textContent = "from cache";
+    node.replaceChildren(badge, " an earlier run's answer, not counted again");
+  }
+
+  function show(index, follow) {
+    current = Math.max(0, Math.min(last, index));
+    var view = views[current], step = view.step;
+    img.src = view.frame;
+    img.alt = "The view at step " + current + ": the camera behind the body, the hand and the mirror";
+    slider.value = String(current);
+    text("position", String(current));
+    text("caption", view.last ? "After the last step" : current === 0 ? "The start: the first view the agent saw" : "The view before step " + (current + 1));
+    text("distance", view.distance === null ? "—" : String(view.distance));
+    text("distance-unit", view.distance === 1 ? "step" : "steps");
+    text("threshold", String(data.threshold));
+    text("cell", "[" + view.cell.join(", ") + "]");
+    if (step) {
+      text("option", step.option ? "option " + step.option + ": " + step.option_text : "no option could be read");
+      text("executed", step.option === null ? "none (a bad response)" : step.executed ? "executed" : "refused: a collision");
+      text("parse_error", step.parse_error || "—");
+      text("tokens", step.input_tokens === null || step.input_tokens === undefined ? "—" : step.input_tokens + " in, " + step.output_tokens + " out");
+      text("latency", step.latency_s === null || step.latency_s === undefined ? "—" : step.latency_s.toFixed(2) + " s");
+      cached(step);
+      text("response-summary", step.response.length + " characters" + (step.folded ? ", ending “" + step.tail + "” (open to read all)" : ""));
+      text("response", step.response);
+      field("response-box").open = !step.folded;
+    } else {
+      ["option", "parse_error", "tokens", "latency"].forEach(function (name) { text(name, "—"); });
+      cached(null);
+      text("executed", "the episode has ended");
+      text("response-summary", "No response after the last step");
+      text("response", "");
+      field("response-box").open = false;
+    }
+    var point = points[current];
+    if (point && marker) {
+      marker.setAttribute("cx", point.getAttribute("cx"));
+      marker.setAttribute("cy", point.getAttribute("cy"));
+    }
+    points.forEach(function (p, i) { p.classList.toggle("current", i === current); });
+    if (follow !== false) {
+      try { history.replaceState(null, "", "#step=" + current); } catch (error) { /* a sandboxed viewer */ }
+    }
+    if (current === last) pause();
+  }
+
+  function play() {
+    if (current === last) show(0);
+    playButton.textContent = "Pause";
+    clearInterval(timer);
+    timer = setInterval(function () { show(current + 1); }, Number(speed.value));
+  }
+  function pause() {
+    clearInterval(timer);
+    timer = null;
+    playButton.textContent = "Play";
+  }
+  function toggle() { if (timer) pause(); else play(); }
+
+  root.addEventListener("click", function (event) {
+    var target = event.target.closest("[data-action]");
+    if (target) {
+      var action = target.dataset.action;
+      if (action === "first") show(0);
+      else if (action === "prev") show(current - 1);
+      else if (action === "next") show(current + 1);
+      else if (action === "last") show(last);
+      else if (action === "play") toggle();
+      else if (action === "zoom") {
+        var zoomed = box.classList.toggle("zoomed");
+        target.setAttribute("aria-pressed", String(zoomed));
+        target.textContent = zoomed ? "Fit" : "Zoom";
+      }
+      return;
+    }
+    var point = event.target.closest("circle.point");
+    if (point) show(Number(point.dataset.step));
+  });
+  img.addEventListener("click", function () { root.querySelector('[data-action="zoom"]').click(); });
+  slider.addEventListener("input", function () { show(Number(slider.value)); });
+  speed.addEventListener("change", function () { if (timer) play(); });
+  window.addEventListener("hashchange", function () { show(fromAddress(), false); });
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    var tag = (event.target.tagName || "").toLowerCase();
+    if (tag === "input" && event.target !== slider || tag === "select" || tag === "textarea") return;
+    var keys = { ArrowLeft: function () { show(current - 1); }, ArrowRight: function () { show(current + 1); },
+      Home: function () { show(0); }, End: function () { show(last); }, " ": toggle };
+    var handler = keys[event.key];
+    if (!handler) return;
+    if (event.target === slider && event.key !== " ") return;  /* the slider steps itself */
+    if (event.key === " " && tag === "button") return;  /* a focused button handles space itself */
+    event.preventDefault();
+    handler();
+  });
+  show(fromAddress(), false);
+})();
