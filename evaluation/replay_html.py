@@ -367,3 +367,18 @@ def bundle_replay_episode(
         source=source,
         notice=notice,
     )
+
+
+def first_different_move(
+    a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]
+) -> int | None:
+    """Return the first view at which two episodes' views (``episode_views``) answer
+    differently: another option, or a move where the other episode has ended; None when they
+    make the same moves throughout."""
+    for index in range(min(len(a), len(b))):
+        step_a, step_b = a[index].get("step"), b[index].get("step")
+        if step_a is None and step_b is None:
+            return None
+        if step_a is None or step_b is None or step_a["option"] != step_b["option"]:
+            return index
+    return None

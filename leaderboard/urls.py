@@ -32,6 +32,7 @@ urlpatterns = [
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),
     path("runs/<int:run_id>/behaviour.csv", replays.run_behaviour_csv, name="run-behaviour"),
+    path("episodes/compare/", replays.episode_compare_page, name="episode-compare"),
     path("episodes/<int:episode_id>/", replays.episode_page, name="episode"),
     path(
         "episodes/<int:episode_id>/prompt.txt",

@@ -18,3 +18,11 @@ class ReplayStepForm(forms.Form):
                 last, message=f"expected a step from 0 to {last} (this episode's last view)"
             )
         )
+
+
+class EpisodePairForm(forms.Form):
+    """``?a=ID&b=ID`` of the side-by-side view, with ``step`` (0 is the start)."""
+
+    a = forms.IntegerField(min_value=1, error_messages={"required": "the first episode's id"})
+    b = forms.IntegerField(min_value=1, error_messages={"required": "the second episode's id"})
+    step = forms.IntegerField(required=False, min_value=0)

@@ -23,7 +23,12 @@ from evaluation.prompts import (
     messages_as_text,
 )
 from evaluation.registry import agent_looks
-from evaluation.replay_html import DistanceChart, distance_chart, step_view
+from evaluation.replay_html import (
+    DistanceChart,
+    distance_chart,
+    first_different_move,
+    step_view,
+)
 from evaluation.vocabulary import (
     CONFUSED,
     ERROR,
@@ -283,3 +288,55 @@ def run_behaviour_rows(run: Run) -> list[dict[str, Any]]:
         label = "Overall (mean of levels)" if table == OVERALL else level_label(table)
         rows.append({"table": table, "label": label, "cells": [cells.get(t) for t in TRACKS]})
     return rows
+
+
+@dataclass
+class EpisodePair:
+    """Two replays stepped together: view n of each (its last view once it has ended)."""
+
+    a: EpisodeReplay
+    b: EpisodeReplay
+    chart_a: DistanceChart
+    chart_b: DistanceChart
+    ticks: list[float]
+    """The chart's x of each view of the longer episode."""
+    first_difference: int | None
+    """The first view whose answers differ (``first_different_move``), None if none does."""
+    same_task: bool
+
+
+def episode_pair(*, a_id: int, b_id: int, user: Any) -> EpisodePair:
+    """Return two episodes' replays side by side, both of runs ``user`` may see
+    (Episode.DoesNotExist, naming the one that is not, otherwise)."""
+    a = episode_replay(episode_id=a_id, user=user)
+    b = episode_replay(episode_id=b_id, user=user)
+    views = max(len(a.views), len(b.views))
+    distances = [[v["distance"] or 0 for v in r.views] for r in (a, b)]
+    top = max(max(d) for d in distances)
+    chart_a, chart_b = (distance_chart(d, views=views, top=top) for d in distances)
+    longer = chart_a if len(a.views) >= len(b.views) else chart_b
+    return EpisodePair(
+        a=a,
+        b=b,
+        chart_a=chart_a,
+        chart_b=chart_b,
+        ticks=[p.x for p in longer.points],
+        first_difference=first_different_move(a.views, b.views),
+        same_task=(a.episode.scene.scene_id, a.episode.level)
+        == (b.episode.scene.scene_id, b.episode.level),
+    )
+
+
+COMPARE_CANDIDATES = 60
+
+
+def episode_compare_candidates(*, episode: Episode) -> list[Episode]:
+    """Return the episodes of the same scene and level on the board (other listed models, the
+    Human entry, the baselines) that a replay offers to compare with, by model name."""
+    return list(
+        Episode.objects.on_board(episode.run.benchmark.name)
+        .filter(scene_id=episode.scene_id, level=episode.level)
+        .exclude(run_id=episode.run_id)
+        .select_related("run__model_entry")
+        .order_by("run__model_entry__name", "run_id")[:COMPARE_CANDIDATES]
+    )

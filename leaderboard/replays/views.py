@@ -47,9 +47,11 @@ from leaderboard.frames.views import (
     render_identities,
 )
 from leaderboard.models import Episode, Run, Scene
-from leaderboard.replays.forms import ReplayStepForm
+from leaderboard.replays.forms import EpisodePairForm, ReplayStepForm
 from leaderboard.replays.selectors import (
     EpisodeReplay,
+    episode_compare_candidates,
+    episode_pair,
     episode_prompt,
     episode_replay,
     frame_urls,
@@ -102,6 +104,7 @@ def episode_page(request: HttpRequest, episode_id: int) -> HttpResponse:
         "data": data,
         "threshold": D_TH,
         "outcome": _outcome(replay.episode),
+        "compare_with": episode_compare_candidates(episode=replay.episode),
     }
     return render(request, "leaderboard/episode.html", context)
 
@@ -364,3 +367,35 @@ CONFUSION_TEXT = (
     f"image while taking it away from the mark. An episode is mirror-confused when at least "
     f"{int(CONFUSED_THRESHOLD * 100)}% of at least {CONFUSED_MIN_MOVES} executed moves are."
 )
+
+
+def episode_compare_page(request: HttpRequest) -> HttpResponse:
+    """Two episodes side by side (``?a=ID&b=ID``), stepped together."""
+    form = EpisodePairForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    ids = form.cleaned_data
+    try:
+        pair = episode_pair(a_id=ids["a"], b_id=ids["b"], user=request.user)
+    except Episode.DoesNotExist:
+        raise Http404(f"no episodes {ids['a']} and {ids['b']} that you may see") from None
+    last = max(len(pair.a.views), len(pair.b.views)) - 1
+    step = min(ids.get("step") or 0, last)
+    for replay in (pair.a, pair.b):
+        if frames_unstored(replay.keys):
+            episode_frames_queue(episode=replay.episode)
+    first = pair.first_difference
+    context = {
+        "pair": pair,
+        "sides": [("a", pair.a, _outcome(pair.a.episode)), ("b", pair.b, _outcome(pair.b.episode))],
+        "charts": [("a", pair.chart_a), ("b", pair.chart_b)],
+        "difference_x": pair.ticks[first] if first is not None else None,
+        "step": step,
+        "last": last,
+        "data": {
+            "a": {"episode": pair.a.episode.pk, "views": pair.a.views},
+            "b": {"episode": pair.b.episode.pk, "views": pair.b.views},
+            "firstDifference": first,
+        },
+    }
+    return render(request, "leaderboard/episode_compare.html", context)
