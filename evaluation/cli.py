@@ -25,8 +25,10 @@ from evaluation.metrics import LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
 from evaluation.prompts import messages_as_text
 from evaluation.vocabulary import (
+    CONDITION_SUMMARIES,
     ERROR,
     LEVEL_KEYS,
+    MAIN_CONDITION,
     METRICS,
     TRACK_KEYS,
     TRACKS,
@@ -579,12 +581,21 @@ def cmd_score(args: argparse.Namespace) -> int:
     scores = score_json(results)
     behaviour = behaviour_json(bundle.episodes)
     stability = cognitive_stability(results)
+    # A control condition's scores say so; the paper's protocol's are what they always were.
+    condition = bundle.header.get("condition", MAIN_CONDITION)
+    control = {"condition": condition} if condition != MAIN_CONDITION else {}
     if args.json:
-        document = {**scores, "behaviour": behaviour, "cognitive_stability": stability}
+        document = {**scores, "behaviour": behaviour, "cognitive_stability": stability, **control}
         json.dump(document, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     lines: list[str] = []
+    if control:
+        lines += [
+            f"Condition: {condition} ({CONDITION_SUMMARIES[condition]}): a control, not the "
+            "paper's protocol",
+            "",
+        ]
     for level, table in scores["levels"].items():
         lines += [*_format_table(level_label(level), table), ""]
     lines += [*_format_table("Overall", scores["overall"]), ""]

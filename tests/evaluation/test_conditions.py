@@ -192,3 +192,21 @@ def test_render_condition_draws_the_condition(tmp_path):
         images[condition] = np.asarray(Image.open(out)).astype(int)
     for control in CONTROL_CONDITIONS:
         assert np.abs(images[control] - images["main"]).sum() > 0, control
+
+
+def test_score_says_a_control_bundles_condition_and_nothing_more_for_main(tmp_path, capsys):
+    for condition in ("moved-mark", "main"):
+        out = tmp_path / f"{condition}.jsonl"
+        args = ["run", "--agent", "chest", "--scenes", SCENES, "--levels", "0"]
+        assert main([*args, "--condition", condition, "--out", str(out)]) == 0
+        capsys.readouterr()
+        assert main(["score", str(out), "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        assert main(["score", str(out)]) == 0
+        text = capsys.readouterr().out
+        if condition == "main":
+            assert "condition" not in document and "Condition" not in text
+        else:
+            assert document["condition"] == "moved-mark"
+            assert text.startswith("Condition: moved-mark (the mark sits at another seeded place")
+            assert document["levels"]["0"]["overall"]["tsr"] == 0.0
