@@ -224,3 +224,14 @@ def scene_scores(*, run_ids: Sequence[int]) -> dict[int, dict[str, float]]:
         }
         for run_id, scenes in sums.items()
     }
+
+
+def scene_level_episodes(*, run_ids: Sequence[int]) -> dict[int, dict[tuple[str, int], int]]:
+    """Return, for each public run of ``run_ids``, its episode ids by (scene id, level)."""
+    episodes: dict[int, dict[tuple[str, int], int]] = {}
+    rows = Episode.objects.filter(
+        run_id__in=list(run_ids), run__visibility=Run.Visibility.PUBLIC
+    ).values_list("run_id", "scene__scene_id", "level", "pk")
+    for run_id, scene_id, level, pk in rows:
+        episodes.setdefault(run_id, {})[(scene_id, level)] = pk
+    return episodes

@@ -17,7 +17,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from evaluation.vocabulary import AVG, METRICS, OVERALL, PAPER_TABLES, TABLES, table_label
+from evaluation.vocabulary import (
+    AVG,
+    LEVELS,
+    METRICS,
+    OVERALL,
+    PAPER_TABLES,
+    TABLES,
+    table_label,
+)
 from leaderboard.boards.selectors import tracks_page
 from leaderboard.charts import figures
 from leaderboard.charts.forms import ChartQueryForm
@@ -32,6 +40,7 @@ from leaderboard.charts.selectors import (
     default_slugs,
     model_chart_version,
     runs_by_model,
+    scene_level_episodes,
     scene_scores,
 )
 from leaderboard.formatting import metric
@@ -221,7 +230,9 @@ def win_loss(picked: Sequence[ChartRun]) -> list[dict[str, Any]]:
     with_scenes = [run for run in picked if run.source != Run.Source.REPORTED]
     if len(with_scenes) < 2:
         return []
-    scores = scene_scores(run_ids=[run.run_id for run in with_scenes])
+    run_ids = [run.run_id for run in with_scenes]
+    scores = scene_scores(run_ids=run_ids)
+    episodes = scene_level_episodes(run_ids=run_ids)
     pairs = []
     for a, b in itertools.combinations(with_scenes, 2):
         left, right = scores.get(a.run_id, {}), scores.get(b.run_id, {})
@@ -237,9 +248,35 @@ def win_loss(picked: Sequence[ChartRun]) -> list[dict[str, Any]]:
                 "ties": len(shared) - wins - losses,
                 "losses": losses,
                 "scenes": len(shared),
+                "by_scene": [
+                    {
+                        "scene": scene,
+                        "result": _scene_result(left[scene] - right[scene]),
+                        "levels": _side_by_side_links(
+                            episodes.get(a.run_id, {}), episodes.get(b.run_id, {}), scene
+                        ),
+                    }
+                    for scene in shared
+                ],
             }
         )
     return pairs
+
+
+def _scene_result(margin: float) -> str:
+    return "win" if margin > 1e-9 else "loss" if margin < -1e-9 else "tie"
+
+
+def _side_by_side_links(
+    a: dict[tuple[str, int], int], b: dict[tuple[str, int], int], scene: str
+) -> list[tuple[int, str]]:
+    """Return (level, address) of the side-by-side view of a scene's episodes at each level."""
+    links = []
+    for level in LEVELS:
+        if (scene, level) in a and (scene, level) in b:
+            query = urlencode({"a": a[(scene, level)], "b": b[(scene, level)]})
+            links.append((level, f"{reverse('leaderboard:episode-compare')}?{query}"))
+    return links
 
 
 def model_charts_context(*, entry: ModelEntry) -> dict[str, Any]:

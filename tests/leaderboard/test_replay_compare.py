@@ -98,3 +98,20 @@ def test_another_users_private_episode_cannot_be_compared(client, pair, alice, b
     assert client.get(address).status_code == 404
     client.force_login(alice)
     assert client.get(address).status_code == 200
+
+
+def test_the_compare_pages_scene_results_link_each_level_side_by_side(client, tmp_path):
+    runs = {}
+    for name, answers in (("Left first", ["Choice: [3]"]), ("Right first", ["Choice: [4]"])):
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps(answers))
+        bundle = make_bundle(
+            tmp_path / f"{name}.jsonl", f"scripted:{script}", scenes=SCENE, image_size=SIZE
+        )
+        runs[name] = import_run(bundle, name, kind="baseline")
+    Run.objects.filter(pk__in=[r.pk for r in runs.values()]).update(listed=True)
+    html = client.get("/compare/?m=left-first&m=right-first").content.decode()
+    assert "Left first against Right first, scene by scene" in html
+    for level in (0, 1, 2, 3):
+        a, b = (Episode.objects.get(run=run, level=level).pk for run in runs.values())
+        assert f'href="/episodes/compare/?a={a}&amp;b={b}"' in html
