@@ -48,7 +48,10 @@ def open_to_others(data: Path) -> list[str]:
             continue
         if path == data / "serve.log":
             continue
-        mode = stat.S_IMODE(path.lstat().st_mode)
+        try:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+        except FileNotFoundError:  # a broker message claimed (renamed) since the listing
+            continue
         if mode & 0o077:
             found.append(f"{path.relative_to(data.parent)} {mode:o}")
     return found
