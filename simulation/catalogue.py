@@ -473,6 +473,28 @@ MOVED_MARK_SEED = 36
 """Seeds the choice of each scene's moved mark among its places (``moved_mark_yz``)."""
 MOVED_MARK_MIN_SPARE_STEPS = 5
 """A moved mark leaves at least this many steps of the budget beyond its shortest path."""
+
+_FEMALE_FRONT_PLACES_MM: tuple[tuple[int, int], ...] = (
+    (-100, 700),
+    (100, 700),
+    (-100, 800),
+    (100, 800),
+    (-100, 900),
+    (0, 900),
+    (100, 900),
+    (-100, 1000),
+    (0, 1000),
+    (100, 1000),
+    (-100, 1100),
+    (0, 1100),
+    (100, 1100),
+    (-100, 1200),
+    (0, 1200),
+    (100, 1200),
+    (0, 1300),
+)
+"""The two female bodies share one front: the same candidate places for a moved mark."""
+
 MOVED_MARK_PLACES_MM: dict[str, tuple[tuple[int, int], ...]] = {
     "male_0": (
         (-100, 1000),
@@ -498,44 +520,8 @@ MOVED_MARK_PLACES_MM: dict[str, tuple[tuple[int, int], ...]] = {
         (100, 1200),
         (0, 1300),
     ),
-    "female_0": (
-        (-100, 700),
-        (100, 700),
-        (-100, 800),
-        (100, 800),
-        (-100, 900),
-        (0, 900),
-        (100, 900),
-        (-100, 1000),
-        (0, 1000),
-        (100, 1000),
-        (-100, 1100),
-        (0, 1100),
-        (100, 1100),
-        (-100, 1200),
-        (0, 1200),
-        (100, 1200),
-        (0, 1300),
-    ),
-    "female_1": (
-        (-100, 700),
-        (100, 700),
-        (-100, 800),
-        (100, 800),
-        (-100, 900),
-        (0, 900),
-        (100, 900),
-        (-100, 1000),
-        (0, 1000),
-        (100, 1000),
-        (-100, 1100),
-        (0, 1100),
-        (100, 1100),
-        (-100, 1200),
-        (0, 1200),
-        (100, 1200),
-        (0, 1300),
-    ),
+    "female_0": _FEMALE_FRONT_PLACES_MM,
+    "female_1": _FEMALE_FRONT_PLACES_MM,
     "tienkung": (
         (0, 900),
         (0, 1000),
