@@ -131,8 +131,9 @@ def _towards(cell: Vec3, target: Vec3, scene: Scene) -> Action | None:
 
 
 @dataclass
-class OracleAgent:
-    """Walks a shortest collision-free path to the goal: x first (towards the body), then y, z."""
+class _BlindBaseline:
+    """What the scripted baselines that never look share: no images, no argument, no seed,
+    nothing to set up or resume; each gives ``act`` and ``describe``."""
 
     needs_images: bool = False
     image_history: int = 0
@@ -147,6 +148,17 @@ class OracleAgent:
 
     def resume(self, steps_taken: int) -> None:
         pass
+
+    def act(self, observation: Observation) -> Decision:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass
+class OracleAgent(_BlindBaseline):
+    """Walks a shortest collision-free path to the goal: x first (towards the body), then y, z."""
 
     def act(self, observation: Observation) -> Decision:
         action = _towards(observation.cell, goal_cell(observation.scene), observation.scene)
@@ -175,26 +187,12 @@ def mirror_image_cell(scene: Scene) -> Vec3:
 
 
 @dataclass
-class MirrorConfusedAgent:
+class MirrorConfusedAgent(_BlindBaseline):
     """Takes the reflection for the real thing: heads for the mark's mirror image.
 
     It moves forward towards the mirror first, then lines up with the mark's height and side,
     and keeps pressing forward once it touches the glass.
     """
-
-    needs_images: bool = False
-    image_history: int = 0
-
-    @classmethod
-    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
-        """Return a factory of agents (the registry's entry); it takes no argument or seed."""
-        return cls
-
-    def start(self, scene: Scene, level: int, seed: int) -> None:
-        pass
-
-    def resume(self, steps_taken: int) -> None:
-        pass
 
     def act(self, observation: Observation) -> Decision:
         scene = observation.scene
@@ -206,7 +204,7 @@ class MirrorConfusedAgent:
 
 
 @dataclass
-class ChestAgent:
+class ChestAgent(_BlindBaseline):
     """Goes where the mark is in the paper's protocol, never where the scene puts it.
 
     It walks the oracle's shortest path to the goal of the scene's ``main`` version (x first,
@@ -215,20 +213,6 @@ class ChestAgent:
     prior knowledge of the usual place achieves without the mirror. Under ``moved-mark`` it
     never comes within a step of the mark (``simulation.catalogue.moved_mark_places``).
     """
-
-    needs_images: bool = False
-    image_history: int = 0
-
-    @classmethod
-    def factory(cls, argument: str = "", *, seed: int = 0) -> AgentFactory:
-        """Return a factory of agents (the registry's entry); it takes no argument or seed."""
-        return cls
-
-    def start(self, scene: Scene, level: int, seed: int) -> None:
-        pass
-
-    def resume(self, steps_taken: int) -> None:
-        pass
 
     def act(self, observation: Observation) -> Decision:
         scene = observation.scene
