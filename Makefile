@@ -53,18 +53,22 @@ run: install
 worker: install
 	$(BIN)/python manage.py worker --concurrency $(WORKER_CONCURRENCY)
 
-# The suite runs against a throwaway data directory, never var/.
-# The data directory is removed however pytest ends (pass, fail, Ctrl-C).
+# The suite runs against a throwaway data directory, never var/, removed however pytest ends
+# (pass, fail, Ctrl-C). It is spread over the cores (pytest-xdist, one worker per core, each
+# with a data directory of its own: tests/xdist_workers.py); tests marked with one xdist_group
+# share a worker. JOBS=1 runs it in one process (a debugger, a bisect); PYTEST_ARGS adds options.
+JOBS ?= auto
+XDIST = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
 test: install test-deps
 	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
-	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q
+	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-deps:
 	@bash scripts/test-deps.sh
 
 test-fast: install
 	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
-	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q -m "not slow"
+	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python -m benchmarks.render
