@@ -21,6 +21,7 @@ import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
 from evaluation.confusion import BehaviourTable, behaviour_json
+from evaluation.errors import ErrorCounts, error_counts
 from evaluation.metrics import LevelTable, cognitive_stability, score_json
 from evaluation.paths import data_dir
 from evaluation.prompts import messages_as_text
@@ -581,11 +582,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     scores = score_json(results)
     behaviour = behaviour_json(bundle.episodes)
     stability = cognitive_stability(results)
+    errors = error_counts(bundle.episodes)
     # A control condition's scores say so; the paper's protocol's are what they always were.
     condition = bundle.header.get("condition", MAIN_CONDITION)
     control = {"condition": condition} if condition != MAIN_CONDITION else {}
     if args.json:
-        document = {**scores, "behaviour": behaviour, "cognitive_stability": stability, **control}
+        document = {
+            **scores,
+            "behaviour": behaviour,
+            "cognitive_stability": stability,
+            "errors": errors.as_dict(),
+            **control,
+        }
         json.dump(document, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
@@ -616,8 +624,27 @@ def cmd_score(args: argparse.Namespace) -> int:
             else f"{stability:.3f} (from -3 to 3)"
         )
     )
+    lines += ["", *_format_errors(errors)]
     print("\n".join(lines))
     return 0
+
+
+def _format_errors(errors: ErrorCounts) -> list[str]:
+    """The score's lines on errored episodes (left out of every score) and refused steps."""
+    lines = [
+        f"Errored episodes: {errors.errored} of {errors.episodes} ({errors.share:.1%}), left "
+        "out of every score (the provider or the harness ended them, not the model; "
+        "`mirrorbench run --resume` plays them again)"
+    ]
+    lines += [f"  {label}: {n}" for _, label, n in errors.categories()]
+    refused = sum(errors.refused_steps.values())
+    if refused:
+        lines.append(
+            f"Refused steps: {refused} (no answer from the provider: scored as bad responses, "
+            "as the protocol counts an empty answer)"
+        )
+        lines += [f"  {label}: {n}" for _, label, n in errors.refusals()]
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
