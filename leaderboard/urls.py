@@ -28,6 +28,12 @@ urlpatterns = [
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/progress.json", runs.run_progress_json, name="run-progress"),
     path("runs/<int:run_id>/cancel/", runs.run_cancel_view, name="run-cancel"),
+    path(
+        "runs/<int:run_id>/rerun-errored/",
+        runs.run_rerun_errored_view,
+        name="run-rerun-errored",
+    ),
+    path("runs/<int:run_id>/errors.csv", runs.run_errors_csv, name="run-errors"),
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),

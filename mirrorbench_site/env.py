@@ -57,6 +57,22 @@ def envint(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def envfloat(name: str, default: float, *, minimum: float, maximum: float) -> float:
+    """Return a number from ``minimum`` to ``maximum``."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfiguredEnv(f"{name}={raw!r}: expected a number") from None
+    if not minimum <= value <= maximum:
+        raise ImproperlyConfiguredEnv(
+            f"{name}={raw!r}: expected a number from {minimum:g} to {maximum:g}"
+        )
+    return value
+
+
 def envjson(name: str, default: dict[str, Any]) -> dict[str, Any]:
     """Return a JSON object."""
     raw = os.environ.get(name)

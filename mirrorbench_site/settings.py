@@ -16,10 +16,12 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluation.errors import ERRORED_SHARE_LIMIT
 from mirrorbench_site.env import (
     data_dir,
     envbool,
     envdatabase,
+    envfloat,
     envint,
     envjson,
     envlist,
@@ -399,6 +401,11 @@ MIRRORBENCH_RATE_WINDOW_S = envint("MIRRORBENCH_RATE_WINDOW_S", 60)
 # Prices per million tokens, by agent spec, for the cost shown on run pages:
 # {"openai:gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
 MIRRORBENCH_PRICES = envjson("MIRRORBENCH_PRICES", {})
+# The largest share (0-1) of a run's episodes that may end in error (provider or harness, not
+# the model) for the run to be ranked; above it the run waits for them to be re-run.
+MIRRORBENCH_MAX_ERRORED_SHARE = envfloat(
+    "MIRRORBENCH_MAX_ERRORED_SHARE", ERRORED_SHARE_LIMIT, minimum=0.0, maximum=1.0
+)
 # Run as root, the Celery worker and beat switch to this user (default: the data directory's
 # owner, when that is not root), as Celery asks.
 MIRRORBENCH_WORKER_USER = envstr("MIRRORBENCH_WORKER_USER", "")

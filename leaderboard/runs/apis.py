@@ -25,7 +25,13 @@ from leaderboard.api_filters import EpisodeFilter, RunFilter
 from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
 from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run
-from leaderboard.runs.selectors import episode_list, header_for, run_list
+from leaderboard.runs.selectors import (
+    episode_list,
+    header_for,
+    run_error_counts,
+    run_errors_hold_ranking,
+    run_list,
+)
 from leaderboard.runs.services import hosted_run_create
 
 
@@ -76,6 +82,29 @@ class RunListApi(generics.ListAPIView[Run]):
         return self.list(request)
 
 
+class RunErrorsSerializer(serializers.Serializer):
+    """A run's errored episodes by category and its refused steps (``evaluation.errors``)."""
+
+    episodes = serializers.IntegerField(help_text="Finished episodes (completed and errored).")
+    errored = serializers.IntegerField(
+        help_text="Episodes the provider or the harness ended: left out of every score."
+    )
+    errored_share = serializers.FloatField()
+    by_category = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Errored episodes per category: " + ", ".join(ERROR_CATEGORIES) + ".",
+    )
+    refused_steps = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Steps the provider refused to answer, per kind (refusal, content_filter, "
+        "context_length): scored as bad responses, as the protocol counts an empty answer.",
+    )
+    ranking_held = serializers.BooleanField(
+        help_text="More than MIRRORBENCH_MAX_ERRORED_SHARE of the episodes ended in error: the "
+        "run is not ranked until they are re-run."
+    )
+
+
 class RunDetailApi(APIView):
     """``/api/runs/<id>/``: one public run with its metadata, episode counts and scores."""
 
@@ -85,6 +114,15 @@ class RunDetailApi(APIView):
             source="benchmark.as_dict",
             help_text="The benchmark version and its scene set, prompt and dynamics versions.",
         )
+        error_counts = serializers.SerializerMethodField()
+
+        @extend_schema_field(RunErrorsSerializer)
+        def get_error_counts(self, run: Run) -> dict[str, Any]:
+            counts = run_error_counts(run=run)
+            return {
+                **counts.as_dict(),
+                "ranking_held": run_errors_hold_ranking(run=run, counts=counts),
+            }
 
         class Meta:
             model = Run
@@ -94,6 +132,7 @@ class RunDetailApi(APIView):
                 "benchmark",
                 "metadata",
                 "behaviour",
+                "error_counts",
             )
             ref_name = "RunDetail"
             extra_kwargs = {

@@ -58,6 +58,18 @@ class HostedEvaluationForm(forms.Form):
     private = forms.BooleanField(required=False, label="Keep this run private")
 
 
+class RerunErroredForm(forms.Form):
+    """A run's owner asks for its errored episodes to be played again."""
+
+    api_key = forms.CharField(
+        required=False,
+        max_length=500,
+        label="API key",
+        help_text="a run's key is erased when it ends: hosted runs need it again",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+    )
+
+
 class EpisodeListForm(forms.Form):
     """The GET parameters of a run's episode list: all optional."""
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from evaluation.adapters.base import public_base_url
 from evaluation.config import RunConfig, bundle_header
+from evaluation.errors import REFUSAL_PREFIX, ErrorCounts, refusal_kind
 from evaluation.estimate import TYPICAL_STEPS, estimate_run
 from evaluation.metrics import EpisodeResult, score_json
 from evaluation.registry import parse_agent_spec
@@ -155,6 +156,43 @@ def run_results(*, run: Run) -> list[EpisodeResult]:
             status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR]
         )
     ]
+
+
+def run_error_counts(*, run: Run) -> ErrorCounts:
+    """Return how many of a run's finished episodes ended in error, by category, and how many
+    steps its provider refused to answer (two queries; ``evaluation.errors``)."""
+    episodes = 0
+    by_category: dict[str, int] = {}
+    rows = (
+        run.episodes.filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
+        .values_list("status", "error_category")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for status, category, n in rows:
+        episodes += n
+        if status == Episode.Status.ERROR:
+            key = category or "unknown"
+            by_category[key] = by_category.get(key, 0) + n
+    refused: dict[str, int] = {}
+    steps = (
+        Step.objects.filter(episode__run=run, parse_error__startswith=REFUSAL_PREFIX)
+        .values_list("parse_error")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for parse_error, n in steps:
+        kind = refusal_kind(parse_error) or "refusal"
+        refused[kind] = refused.get(kind, 0) + n
+    return ErrorCounts(episodes, by_category, refused)
+
+
+def run_errors_hold_ranking(*, run: Run, counts: ErrorCounts) -> bool:
+    """Whether ``run`` is kept off the rankings for its errored episodes: it has ended and more
+    than ``MIRRORBENCH_MAX_ERRORED_SHARE`` of them ended in error."""
+    return run.status == Run.Status.COMPLETED and counts.over(
+        settings.MIRRORBENCH_MAX_ERRORED_SHARE
+    )
 
 
 def run_behaviour_records(*, run: Run) -> list[dict[str, Any]]:

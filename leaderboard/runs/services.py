@@ -14,7 +14,7 @@ from django.db import (
 from django.utils import timezone
 
 from evaluation.config import RunConfig
-from evaluation.registry import AGENTS, AgentSpecError, model_spec
+from evaluation.registry import AGENTS, AgentSpecError, model_spec, parse_agent_spec
 from evaluation.vocabulary import LEVELS, levels_text
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
@@ -31,6 +31,7 @@ from leaderboard.models import (
     ModelEntry,
     Run,
     RunSecret,
+    Step,
 )
 from leaderboard.queue import RUN_START, task_send_on_commit
 from leaderboard.runs import secrets as secrets_box
@@ -174,6 +175,84 @@ def run_cancel(*, run: Run) -> bool:
             api_key_erase(run.pk)
             data_version_bump()
     return cancelled == 1
+
+
+_EPISODE_AFRESH: dict[str, Any] = {
+    "status": Episode.Status.PENDING,
+    "error": "",
+    "error_status": None,
+    "error_category": "",
+    "success": False,
+    "distances": [],
+    "steps_taken": 0,
+    "confusion_rate": None,
+    "mirror_confused": False,
+    "bad_responses": 0,
+    "collisions": 0,
+    "claim": "",
+    "heartbeat": None,
+    "attempts": 0,
+    **dict.fromkeys(("tsr", "sir", "fcr", "pcr", "avg")),
+}
+"""An episode's fields before it is played: what an errored episode is reset to."""
+
+
+def run_errored_rerun(*, run: Run, api_key: str = "") -> int:
+    """Queue a completed run's errored episodes to be played again, afresh; return how many.
+
+    As ``mirrorbench run --resume`` does for a bundle: the completed episodes are kept, each
+    errored one loses its steps and is played from its first step. The run goes back to pending
+    and ``tasks.run_start`` is queued once the transaction commits; when the episodes end, the
+    run is scored and, if few enough errors are left, listed again as any run is.
+
+    Safe to ask twice: the run is claimed with a conditional update (completed to pending), so
+    a second request while its episodes play, or for a run with no errored episode, queues
+    nothing and returns 0.
+
+    Raises:
+        FieldError: ``run``, a run not evaluated here (an uploaded bundle is re-run with
+            ``mirrorbench run --resume`` and uploaded again); ``api_key``, a hosted model run
+            asked without its key (erased when the run ended); ``non_field_errors``, the
+            owner's caps.
+    """
+    config = run.config
+    if run.source != Run.Source.EVALUATED or config is None:
+        raise FieldError(
+            "run",
+            "only a run evaluated on this site can be re-run here: play an uploaded bundle's "
+            "errored episodes again with `mirrorbench run --resume` and upload it again",
+        )
+    if run.owner_id is not None and parse_agent_spec(config.agent).is_model and not api_key:
+        raise FieldError(
+            "api_key",
+            "this run's API key was erased when it ended: give it again to re-run the errored "
+            "episodes",
+        )
+    with transaction.atomic():
+        errored = Episode.objects.filter(run_id=run.pk, status=Episode.Status.ERROR)
+        count = errored.count()
+        if count == 0:
+            return 0
+        if run.owner is not None:
+            get_user_model().objects.select_for_update().filter(pk=run.owner.pk).first()
+            _hosted_caps_check(user=run.owner, episodes=count)
+        claimed = Run.objects.filter(pk=run.pk, status=Run.Status.COMPLETED).update(
+            status=Run.Status.PENDING, finished=None
+        )
+        if claimed != 1:
+            return 0  # another request got there first, or the run has not ended
+        Step.objects.filter(episode__in=errored).delete()
+        errored.update(**_EPISODE_AFRESH)
+        if api_key:
+            try:
+                sealed = secrets_box.encrypt(api_key)
+            except secrets_box.KeyEncryptionKeyMissing as exc:
+                raise FieldError("api_key", str(exc)) from None  # the transaction rolls back
+            RunSecret.objects.update_or_create(run=run, defaults={"api_key": sealed})
+        task_send_on_commit(RUN_START, run.pk)
+        data_version_bump()
+    run.status, run.finished = Run.Status.PENDING, None
+    return count
 
 
 BASELINE_AGENTS = ("random", "oracle")

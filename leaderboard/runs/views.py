@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -17,24 +18,27 @@ from evaluation.config import RunConfigError
 from evaluation.registry import PROVIDERS
 from evaluation.vocabulary import LEVEL_KEYS
 from leaderboard.errors import FieldError
+from leaderboard.exports import csv_response
 from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
 from leaderboard.runs.details import run_details_zip
 from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_cards, run_episode_list
-from leaderboard.runs.forms import HostedEvaluationForm
+from leaderboard.runs.forms import HostedEvaluationForm, RerunErroredForm
 from leaderboard.runs.run_files import run_config_file, run_has_config
 from leaderboard.runs.selectors import (
     hosted_run_estimate,
     run_avg_by_level,
     run_bundle,
     run_endpoint,
+    run_error_counts,
+    run_errors_hold_ranking,
     run_for,
     run_manageable,
     run_progress,
 )
-from leaderboard.runs.services import hosted_run_create, run_cancel
+from leaderboard.runs.services import hosted_run_create, run_cancel, run_errored_rerun
 from leaderboard.throttles import throttled_post
 
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
@@ -53,9 +57,42 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
             {"errors": episodes["episode_errors"].items()},
             status=400,
         )
-    context = {
+    return render(request, "leaderboard/run.html", _run_context(request, run, episodes))
+
+
+def _run_errors_context(
+    request: HttpRequest, run: Run, form: RerunErroredForm | None = None
+) -> dict[str, Any]:
+    """The run page's errored-episodes section: counts, whether they hold the ranking, and the
+    re-run form for those who may manage the run."""
+    counts = run_error_counts(run=run)
+    can_rerun = (
+        run.status == Run.Status.COMPLETED
+        and run.source == Run.Source.EVALUATED
+        and counts.errored > 0
+        and run_manageable(run=run, user=request.user)
+    )
+    return {
+        "run_errors": counts,
+        "errors_hold": run_errors_hold_ranking(run=run, counts=counts),
+        "errors_share": f"{counts.share:.1%}",
+        "errors_limit": f"{settings.MIRRORBENCH_MAX_ERRORED_SHARE:.1%}",
+        # A refused POST shows its form with the reasons, whatever the run's state.
+        "rerun_form": form if form is not None else (RerunErroredForm() if can_rerun else None),
+        "rerun_needs_key": can_rerun and run.owner_id is not None,
+    }
+
+
+def _run_context(
+    request: HttpRequest,
+    run: Run,
+    episodes: dict[str, Any],
+    rerun_form: RerunErroredForm | None = None,
+) -> dict[str, Any]:
+    return {
         "run": run,
         **episodes,
+        **_run_errors_context(request, run, rerun_form),
         "behaviour": run_behaviour_rows(run),
         "confusion_text": CONFUSION_TEXT,
         "avg_by_level": run_avg_by_level(run=run),
@@ -65,7 +102,6 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "endpoint": run_endpoint(run=run, user=request.user),
         "run_file": run_has_config(run=run),
     }
-    return render(request, "leaderboard/run.html", context)
 
 
 def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
@@ -109,6 +145,63 @@ def run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.info(request, f"Run {run_id} had already ended: nothing to cancel.")
     return redirect("leaderboard:run", run_id=run_id)
+
+
+@require_POST
+@login_required
+@throttled_post("cancels")
+def run_rerun_errored_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Play a completed run's errored episodes again (its owner or a moderator)."""
+    try:
+        run = run_for(run_id=run_id, user=request.user, manage=True)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may re-run") from None
+    form = RerunErroredForm(request.POST)
+    if form.is_valid():
+        try:
+            count = run_errored_rerun(run=run, api_key=form.cleaned_data["api_key"])
+        except FieldError as exc:
+            if exc.field in form.fields:
+                form.add_error(exc.field, exc.message)
+            else:
+                form.add_error(None, f"{exc.field}: {exc.message}")
+        else:
+            if count:
+                messages.success(
+                    request,
+                    f"{count} errored episodes of run {run_id} are queued to be played again; "
+                    "the completed ones are kept.",
+                )
+            else:
+                messages.info(
+                    request,
+                    f"Run {run_id} has no errored episode to re-run, or is re-running them.",
+                )
+            return redirect("leaderboard:run", run_id=run_id)
+    episodes = run_episode_list(request, run)
+    context = _run_context(request, run, episodes, rerun_form=form)
+    return render(request, "leaderboard/run.html", context, status=400)
+
+
+def run_errors_csv(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A run's errored episodes by category and its refused steps by kind, one row each."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    counts = run_error_counts(run=run)
+    rows: list[list[Any]] = [
+        ["episodes", "finished", "", counts.episodes, 1.0 if counts.episodes else 0.0],
+        ["episodes", "errored", "", counts.errored, round(counts.share, 4)],
+    ]
+    for category, label, n in counts.categories():
+        share = round(n / counts.episodes, 4) if counts.episodes else 0.0
+        rows.append(["errored_episodes", category, label, n, share])
+    for kind, label, n in counts.refusals():
+        rows.append(["refused_steps", kind, label, n, None])
+    return csv_response(
+        f"run-{run.pk}-errors.csv", ["what", "kind", "label", "count", "share"], rows
+    )
 
 
 def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:

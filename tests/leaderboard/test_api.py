@@ -795,8 +795,9 @@ class TestSixtyModelsAndARunEvaluatedHere:
         [
             # the entry, its public runs, their scores
             ("/api/models/qwen25-vl-72b-copy-0/", 3),
-            # the run with its model entry, benchmark and episode counts; its scores
-            ("/api/runs/{run}/", 2),
+            # the run with its model entry, benchmark and episode counts; its scores; its
+            # finished episodes by status and error category; its refused steps
+            ("/api/runs/{run}/", 4),
             # the episode with its scene and run; its steps (its frame keys are computed: they
             # were registered when it was stored)
             ("/api/episodes/{episode}/", 2),
