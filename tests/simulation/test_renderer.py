@@ -197,13 +197,16 @@ def test_frame_keys_carry_the_frame_version_not_the_benchmark_version(monkeypatc
 
 
 def _fresh_mujoco_render(scene, cell, size):
-    """The view as MuJoCo's own one-model renderer draws it (what the frame keys were made by)."""
+    """The view as MuJoCo's own one-model renderer draws it (what the frame keys were made by),
+    with the shadow map the frame's size is given (``shadow_size``)."""
     import mujoco
 
     from simulation.dynamics import hand_position_mm
-    from simulation.mujoco_backend import CAMERA_NAME, _m, compiled_model
+    from simulation.mujoco_backend import CAMERA_NAME, _m, build_spec, shadow_size
 
-    model = compiled_model(scene, mirror=True, max_size=1024, antialias=False)
+    spec = build_spec(scene, mirror=True, max_size=1024, antialias=False)
+    spec.visual.quality.shadowsize = shadow_size(size)
+    model = spec.compile()
     data = mujoco.MjData(model)
     data.mocap_pos[0] = [_m(v) for v in hand_position_mm(scene, cell)]
     mujoco.mj_kinematics(model, data)
@@ -213,6 +216,26 @@ def _fresh_mujoco_render(scene, cell, size):
         renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 1
         renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 1
         return renderer.render().copy()
+
+
+def test_the_shadow_map_has_two_texels_per_pixel_up_to_the_full_size_one():
+    from simulation.mujoco_backend import SHADOW_SIZE, shadow_size
+
+    sizes = {16: 64, 32: 64, 48: 128, 64: 128, 256: 512, 512: 1024, 600: 2048, 1024: 2048}
+    assert {size: shadow_size(size) for size in sizes} == sizes
+    assert shadow_size(2048) == SHADOW_SIZE == 2048
+
+
+def test_a_full_size_frame_keeps_the_full_shadow_map_whatever_was_drawn_before():
+    # 1024 px frames are the ones scene build 2 drew (a 2048 shadow map); a small frame drawn
+    # in between borrows a small map and changes nothing for the next large one.
+    with MujocoRenderer() as renderer:
+        renderer.load(ROBOT)
+        renderer.set_hand((1, 0, -1))
+        large = renderer.render(1024)
+        renderer.render(32)
+        assert np.array_equal(renderer.render(1024), large)
+    assert np.array_equal(large, _fresh_mujoco_render(ROBOT, (1, 0, -1), 1024))
 
 
 def test_one_renderer_switching_scenes_draws_what_a_fresh_one_draws():
@@ -262,7 +285,8 @@ def test_kept_scenes_share_one_render_target_and_freeing_one_keeps_it():
         kept = [loaded for loaded in renderer._loaded.values() if loaded.context is not None]
         assert len(kept) == 3
         assert len({(k.context.offFBO, k.context.shadowTex) for k in kept}) == 1
-        assert all(k.context.offWidth == 1024 and k.context.shadowSize == 2048 for k in kept)
+        # The shadow map follows the frame's size (32 px: 64), the buffers the largest size.
+        assert all(k.context.offWidth == 1024 and k.context.shadowSize == 64 for k in kept)
         assert all(k.own_target["offWidth"] == 1 for k in kept)
         assert all(k.own_target["shadowSize"] == 0 for k in kept)
         # The shared models keep their own sizes (other renderers read them).
