@@ -189,6 +189,8 @@ def on_board_q(prefix: str = "", version: str = BENCHMARK_VERSION) -> models.Q:
             f"{prefix}listed": True,
             f"{prefix}visibility": Run.Visibility.PUBLIC,
             f"{prefix}benchmark__name": version,
+            # Control conditions are measured beside the paper's protocol, never ranked in it.
+            f"{prefix}condition": vocabulary.MAIN_CONDITION,
         }
     )
 
@@ -263,6 +265,13 @@ class Run(models.Model):
     )
     cognitive_stability_ci = models.JSONField(
         null=True, blank=True, help_text="Its 95% bootstrap interval over scenes: [low, high]."
+    )
+    condition = models.CharField(
+        max_length=40,
+        choices=[(name, vocabulary.condition_label(name)) for name in vocabulary.CONDITIONS],
+        default=vocabulary.MAIN_CONDITION,
+        help_text="The condition its episodes were played under: main (the paper's protocol, "
+        "the only one the main tables rank) or a control (evaluation.vocabulary.CONDITIONS).",
     )
     agent = models.CharField(max_length=300, blank=True)
     citation = models.TextField(blank=True, help_text="Where reported results come from.")
@@ -601,6 +610,11 @@ class Frame(models.Model):
     cell = models.JSONField(help_text="The hand's grid offset from its start: [x, y, z].")
     size = models.PositiveSmallIntegerField()
     mirror = models.BooleanField(default=True, help_text="False for the no-mirror control.")
+    condition = models.CharField(
+        max_length=40,
+        default=vocabulary.MAIN_CONDITION,
+        help_text="The condition the scene is drawn under (part of the key unless main).",
+    )
     renderer = models.CharField(max_length=100, help_text="simulation.backends.renderer_version()")
     png_bytes = models.PositiveIntegerField(null=True, blank=True)
     webp_bytes = models.PositiveIntegerField(null=True, blank=True)

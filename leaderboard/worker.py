@@ -218,7 +218,7 @@ def episode_evaluate(*, episode_id: int) -> str:
         if agent.needs_images
         else None
     )
-    scene = get_scene(episode.scene.scene_id)
+    scene = get_scene(episode.scene.scene_id, config.condition)
     # The start view and the views of steps already stored: a replay can show them at once.
     episode_frames_register(episode)
     for resumed in range(DB_LOST_RESUMES + 1):
@@ -234,7 +234,12 @@ def episode_evaluate(*, episode_id: int) -> str:
                     episode_id,
                     token,
                     step,
-                    FrameSpec(episode.scene, tuple(step["hand_cell"]), config.image_size),
+                    FrameSpec(
+                        episode.scene,
+                        tuple(step["hand_cell"]),
+                        config.image_size,
+                        condition=config.condition,
+                    ),
                 ),
                 prior_steps=_stored_steps(episode),
             )

@@ -17,7 +17,7 @@ from evaluation.metrics import (
     cognitive_stability_ci,
     score_json,
 )
-from evaluation.vocabulary import COMPLETED, LEVELS, METRICS, OVERALL, TRACKS
+from evaluation.vocabulary import COMPLETED, LEVELS, MAIN_CONDITION, METRICS, OVERALL, TRACKS
 from leaderboard.data_version import data_version_bump
 from leaderboard.models import (
     Episode,
@@ -64,9 +64,10 @@ def run_list_if_complete(*, run: Run) -> bool:
     ``MIRRORBENCH_MAX_ERRORED_SHARE`` of them ended in error (the provider's or the harness's
     failures, left out of the scores: ``evaluation.errors``): only such runs are ranked; partial
     ones, and those waiting for their errored episodes to be re-run, are kept and shown on their
-    model's page. One rule for uploaded bundles and runs evaluated here.
+    model's page. One rule for uploaded bundles and runs evaluated here. A run of a control
+    condition is never listed: the main tables rank the paper's protocol alone.
     """
-    if run.visibility != Run.Visibility.PUBLIC:
+    if run.visibility != Run.Visibility.PUBLIC or run.condition != MAIN_CONDITION:
         return False
     episodes = run.episodes.aggregate(
         total=Count("pk"),
@@ -91,8 +92,11 @@ def run_list_if_complete(*, run: Run) -> bool:
 def run_list_on_leaderboard(*, run: Run) -> None:
     """Show ``run`` on its version's leaderboard in place of older runs of its model and source.
 
-    Each benchmark version has its own leaderboard: a v2 run never unlists a v1 run.
+    Each benchmark version has its own leaderboard: a v2 run never unlists a v1 run. A run of a
+    control condition is never listed (nor unlists anything).
     """
+    if run.condition != MAIN_CONDITION:
+        return
     Run.objects.filter(
         model_entry=run.model_entry,
         source=run.source,

@@ -97,7 +97,11 @@ def episode_frame_keys(episode: Episode, cells: Sequence[Vec3] | None = None) ->
     size = run_image_size(episode.run)
     version = renderer_version()
     cells = episode_cells(episode) if cells is None else cells
-    return [frame_key(version, episode.scene.scene_id, cell, size) for cell in cells]
+    condition = episode.run.condition
+    return [
+        frame_key(version, episode.scene.scene_id, cell, size, condition=condition)
+        for cell in cells
+    ]
 
 
 def frames_registered(keys: Sequence[str]) -> dict[str, Frame]:

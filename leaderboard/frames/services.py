@@ -51,6 +51,7 @@ from django.utils import timezone
 from PIL import Image
 
 from evaluation.render_pool import RenderPool
+from evaluation.vocabulary import MAIN_CONDITION
 from leaderboard.frames.selectors import (
     FRAME_VARIANTS,
     episode_cells,
@@ -223,17 +224,24 @@ def _mark_stored(key: str) -> None:
 
 @dataclass(frozen=True)
 class FrameSpec:
-    """What a frame shows: a scene (its row), a hand cell, a size, with or without the mirror."""
+    """What a frame shows: a scene (its row) under a condition, a hand cell, a size, with or
+    without the mirror."""
 
     scene: Scene
     cell: Vec3
     size: int
     mirror: bool = True
+    condition: str = MAIN_CONDITION
 
     @property
     def key(self) -> str:
         return frame_key(
-            renderer_version(), self.scene.scene_id, self.cell, self.size, mirror=self.mirror
+            renderer_version(),
+            self.scene.scene_id,
+            self.cell,
+            self.size,
+            mirror=self.mirror,
+            condition=self.condition,
         )
 
 
@@ -253,6 +261,7 @@ def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
             cell=list(spec.cell),
             size=spec.size,
             mirror=spec.mirror,
+            condition=spec.condition,
             renderer=version,
         )
         for key, spec in zip(keys, specs, strict=True)
@@ -285,7 +294,10 @@ def episode_frames_register(episode: Episode, cells: Sequence[Vec3] | None = Non
     """
     size = run_image_size(episode.run)
     cells = episode_cells(episode) if cells is None else cells
-    return frames_register(FrameSpec(episode.scene, cell, size) for cell in cells)
+    condition = episode.run.condition
+    return frames_register(
+        FrameSpec(episode.scene, cell, size, condition=condition) for cell in cells
+    )
 
 
 def run_frames_register(*, run: Run) -> list[str]:
@@ -293,7 +305,7 @@ def run_frames_register(*, run: Run) -> list[str]:
     size = run_image_size(run)
     scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
     specs = [
-        FrameSpec(scenes[scene_id], cell, size)
+        FrameSpec(scenes[scene_id], cell, size, condition=run.condition)
         for scene_id, cells in run_scene_cells(run_id=run.pk).items()
         for cell in dict.fromkeys(cells)
     ]
@@ -308,9 +320,10 @@ def run_eager_frame_keys(*, run: Run) -> list[str]:
     """
     size = run_image_size(run)
     scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
-    specs = [FrameSpec(scene, (0, 0, 0), size) for scene in scenes.values()]
+    condition = run.condition
+    specs = [FrameSpec(scene, (0, 0, 0), size, condition=condition) for scene in scenes.values()]
     for scene_id, cells in run_final_cells(run_id=run.pk).items():
-        specs += [FrameSpec(scenes[scene_id], cell, size) for cell in cells]
+        specs += [FrameSpec(scenes[scene_id], cell, size, condition=condition) for cell in cells]
     return list(dict.fromkeys(frames_register(specs)))
 
 
@@ -448,7 +461,7 @@ def frames_render(keys: Sequence[str]) -> FrameCount:
 def _frame_png_render(frame: Frame, timeout_s: float | None = None) -> bytes:
     x, y, z = frame.cell
     png, _ = render_pool().render(
-        get_scene(frame.scene.scene_id),
+        get_scene(frame.scene.scene_id, frame.condition),
         (x, y, z),
         frame.size,
         mirror=frame.mirror,
@@ -610,10 +623,13 @@ def frames_kept_keys() -> set[str]:
             ((0, 0, 0), False),
         ):
             kept.add(frame_key(version, scene.scene_id, cell, DEFAULT_SIZE, mirror=mirror))
-    for run in Run.objects.filter(listed=True).only("pk", "spec", "metadata"):
+    for run in Run.objects.filter(listed=True).only("pk", "spec", "metadata", "condition"):
         size = run_image_size(run)
         for scene_id, cells in run_scene_cells(run_id=run.pk).items():
-            kept.update(frame_key(version, scene_id, cell, size) for cell in set(cells))
+            kept.update(
+                frame_key(version, scene_id, cell, size, condition=run.condition)
+                for cell in set(cells)
+            )
     return kept
 
 

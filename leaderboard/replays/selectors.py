@@ -120,7 +120,10 @@ def episode_replay(*, episode_id: int, user: Any) -> EpisodeReplay:
     cells = episode_cells(episode)
     size = run_image_size(run)
     version = renderer_version()
-    keys = [frame_key(version, episode.scene.scene_id, cell, size) for cell in cells]
+    keys = [
+        frame_key(version, episode.scene.scene_id, cell, size, condition=run.condition)
+        for cell in cells
+    ]
     distances = list(episode.distances)
     views = [
         _view(
@@ -222,7 +225,7 @@ def episode_prompt(*, episode: Episode, step: int) -> str:
             f"{episode.run.benchmark.name}), which this site no longer builds: it builds "
             f"{PROMPT_VERSION}. {where}; docs/protocol.md says what changed.\n"
         )
-    scene = get_scene(episode.scene.scene_id)
+    scene = get_scene(episode.scene.scene_id, episode.run.condition)
     size = run_image_size(episode.run)
     steps = list(Step.objects.filter(episode=episode, index__lt=step).order_by("index"))
     history = [HistoryEntry(s.option, s.executed) for s in steps if s.option is not None]

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
-from evaluation.vocabulary import LEVELS, METRICS
+from evaluation.vocabulary import CONDITIONS, LEVELS, MAIN_CONDITION, METRICS
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
 from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
@@ -58,6 +58,7 @@ class RunListApi(generics.ListAPIView[Run]):
                 "kind",
                 "source",
                 "status",
+                "condition",
                 "listed",
                 "benchmark_version",
                 "agent",
@@ -295,6 +296,12 @@ class EvaluationCreateApi(APIView):
             default=list(LEVELS),
         )
         scenes = serializers.ChoiceField(choices=["all", "human", "robot"], default="all")
+        condition = serializers.ChoiceField(
+            choices=list(CONDITIONS),
+            default=MAIN_CONDITION,
+            help_text="main (the paper's protocol, ranked) or a control condition, played "
+            "beside it at the same cost and never ranked in the main tables.",
+        )
         private = serializers.BooleanField(default=False)
 
         def validate_levels(self, value: list[int]) -> list[int]:

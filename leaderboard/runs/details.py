@@ -57,7 +57,13 @@ def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> b
                 reverse(
                     "leaderboard:frame",
                     kwargs={
-                        "key": frame_key(version, episode.scene.scene_id, cell, size),
+                        "key": frame_key(
+                            version,
+                            episode.scene.scene_id,
+                            cell,
+                            size,
+                            condition=run.condition,
+                        ),
                         "variant": "png",
                     },
                 )

@@ -6,14 +6,23 @@ from django import forms
 
 from evaluation.registry import provider_choices
 from evaluation.vocabulary import (
+    CONDITION_SUMMARIES,
+    CONDITIONS,
     LEVEL_KEYS,
     LEVEL_SUMMARIES,
     LEVELS,
+    MAIN_CONDITION,
     OUTCOMES,
     TRACK_KEYS,
+    condition_label,
     level_label,
 )
 from leaderboard.models import ModelEntry
+
+CONDITION_CHOICES = [
+    (name, f"{condition_label(name)}: {CONDITION_SUMMARIES[name]}") for name in CONDITIONS
+]
+"""The evaluate form's conditions, each with what it changes."""
 
 
 class HostedEvaluationForm(forms.Form):
@@ -55,6 +64,14 @@ class HostedEvaluationForm(forms.Form):
         help_text="The leaderboard ranks runs of all four levels on all 66 scenes.",
     )
     scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all", widget=forms.RadioSelect)
+    condition = forms.ChoiceField(
+        choices=CONDITION_CHOICES,
+        initial=MAIN_CONDITION,
+        required=False,
+        help_text="Main is the paper's protocol, the only condition the leaderboard ranks. A "
+        "control plays the same episodes with one change, at the same cost as main (same "
+        "prompts and budgets); its run shows on its own page, never in the leaderboard's tables.",
+    )
     private = forms.BooleanField(required=False, label="Keep this run private")
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from evaluation.bundle import Bundle
 from evaluation.verify import verify_bundle
+from evaluation.vocabulary import MAIN_CONDITION
 from leaderboard.boards.entries import benchmark_current, model_entry_upsert
 from leaderboard.boards.scores import (
     run_list_if_complete,
@@ -189,6 +190,7 @@ def _run_store(
         source=source,
         visibility=visibility,
         status=Run.Status.COMPLETED,
+        condition=header.get("condition", MAIN_CONDITION),
         agent=header["agent"]["name"],
         metadata=header,
         episodes_expected=len(header["selection"]["scenes"]) * len(header["selection"]["levels"]),

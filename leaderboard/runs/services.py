@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from evaluation.config import RunConfig
 from evaluation.registry import AGENTS, AgentSpecError, model_spec, parse_agent_spec
-from evaluation.vocabulary import LEVELS, levels_text
+from evaluation.vocabulary import LEVELS, MAIN_CONDITION, levels_text
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import (
@@ -95,6 +95,7 @@ def run_create(
         source=Run.Source.EVALUATED,
         status=Run.Status.PENDING,
         visibility=visibility,
+        condition=config.condition,
         agent=config.agent,
         spec=config.as_dict(),
         episodes_expected=len(config.pairs) if config.pairs else len(scenes) * len(config.levels),
@@ -378,6 +379,7 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
         levels=tuple(sorted(data["levels"])),
         scenes=data["scenes"],
         base_url=data.get("base_url") or None,
+        condition=data.get("condition") or MAIN_CONDITION,
     )
     try:
         episodes = len(select_scenes(config.scenes)) * len(config.levels)

@@ -40,7 +40,7 @@ from evaluation.bundle import BundleError, read_bundle
 from evaluation.config import RunConfig
 from evaluation.registry import AgentSpecError, model_spec
 from evaluation.verify import MAX_PROBLEMS, verify_bundle
-from evaluation.vocabulary import LEVELS
+from evaluation.vocabulary import LEVELS, MAIN_CONDITION
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import entry_name_match, model_entry_create
@@ -235,7 +235,8 @@ def _image_size_problems(header: dict[str, Any]) -> list[str]:
 
 def _frame_key_problems(bundle: Any) -> list[str]:
     """Each step's ``frame_key`` must be the key of the frame its header and hand cell name:
-    ``frame_key(renderer.version, scene, the hand's cell before the step, image size)``.
+    ``frame_key(renderer.version, scene, the hand's cell before the step, image size)``, under
+    the header's condition.
 
     The replay page says the agent saw "these very pixels" when a step's key equals the key
     it renders; a key that does not agree with the header would make that claim false.
@@ -243,12 +244,19 @@ def _frame_key_problems(bundle: Any) -> list[str]:
     """
     renderer = bundle.header["renderer"]
     version, size = str(renderer["version"]), int(renderer["image_size"])
+    condition = str(bundle.header.get("condition", MAIN_CONDITION))
     problems: list[str] = []
     for number, episode in enumerate(bundle.episodes, 1):
         cell: tuple[int, ...] = (0, 0, 0)
         for step in episode["steps"]:
             key = step.get("frame_key")
-            expected = frame_key(version, episode["scene_id"], cell, size)  # type: ignore[arg-type]
+            expected = frame_key(
+                version,
+                episode["scene_id"],
+                cell,  # type: ignore[arg-type]
+                size,
+                condition=condition,
+            )
             if key is not None and key != expected:
                 problems.append(
                     f"episode {number} ({episode['scene_id']}, level {episode['level']}), step "

@@ -85,12 +85,20 @@ def make_bundle(
     levels=(0, 1, 2, 3),
     *,
     image_size: int = DEFAULT_SIZE,
+    condition: str = "main",
 ) -> Path:
     """Write a real results bundle played by a baseline agent; return its path.
 
-    ``image_size`` is the side of the frames its replays show (small ones render fast).
+    ``image_size`` is the side of the frames its replays show (small ones render fast);
+    ``condition`` the condition its scenes are played under.
     """
-    config = RunConfig(agent=agent, scenes=scenes, levels=tuple(levels), image_size=image_size)
+    config = RunConfig(
+        agent=agent,
+        scenes=scenes,
+        levels=tuple(levels),
+        image_size=image_size,
+        condition=condition,
+    )
     run(agent_factory(config), config, path)
     return path
 
