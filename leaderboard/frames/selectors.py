@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.core.files.storage import default_storage
 from django.db.models import QuerySet
@@ -34,6 +34,14 @@ def frame_path(key: str, variant: str) -> str:
 def frame_exists(key: str) -> bool:
     """Return whether every file of a frame is stored."""
     return all(default_storage.exists(frame_path(key, v)) for v in FRAME_VARIANTS)
+
+
+def frames_stored(keys: Iterable[str]) -> set[str]:
+    """Return which of ``keys`` name frames whose files are stored (one query): the others
+    would be rendered when first asked for."""
+    return set(
+        Frame.objects.filter(key__in=list(keys), stored__isnull=False).values_list("key", flat=True)
+    )
 
 
 def run_image_size(run: Run) -> int:

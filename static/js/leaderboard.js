@@ -74,6 +74,82 @@
   restoreFocus();
 })();
 
+// Frames not stored yet: a card shows a placeholder and names its frame in data-frame, so the
+// page never waits while frames are rendered. Once the page has loaded, ask for them two at a
+// time, in page order, and put each in as it arrives; a busy server's 503 or 429 is asked
+// again after its Retry-After. New cards (a live run's) announce themselves with the
+// "frames:added" event.
+(function () {
+  "use strict";
+  if (!window.fetch || !window.URL || !URL.createObjectURL) { return; }
+  var AT_ONCE = 2;
+  var TRIES = 30;
+  var waiting = [];  // [url, tries], in page order
+  var known = {};  // url -> its image source once it has arrived, or "" while asked for
+  var busy = 0;
+
+  function fill() {
+    document.querySelectorAll("img[data-frame]").forEach(function (img) {
+      var src = known[img.dataset.frame];
+      if (src) {
+        img.src = src;
+        img.dataset.filled = img.dataset.frame;
+        img.removeAttribute("data-frame");
+      }
+    });
+  }
+
+  function later(url, tries, seconds) {
+    setTimeout(function () { waiting.push([url, tries + 1]); next(); }, seconds * 1000);
+  }
+
+  function ask(url, tries) {
+    busy += 1;
+    fetch(url, { credentials: "same-origin", redirect: "manual" })
+      .then(function (response) {
+        if (response.type === "opaqueredirect") { known[url] = url; return; }  // stored on S3
+        if (response.ok) {
+          return response.blob().then(function (blob) { known[url] = URL.createObjectURL(blob); });
+        }
+        if ((response.status === 503 || response.status === 429) && tries < TRIES) {
+          var after = parseInt(response.headers.get("Retry-After"), 10);
+          later(url, tries, Math.min(Math.max(isNaN(after) ? 2 : after, 1), 60));
+          return;
+        }
+        document.querySelectorAll("img[data-frame]").forEach(function (img) {
+          if (img.dataset.frame === url) {
+            img.classList.add("frame-missing");
+            img.title = "This frame cannot be shown now; the episode's page has its steps.";
+          }
+        });
+      })
+      .catch(function () { if (tries < TRIES) { later(url, tries, 5); } })
+      .then(function () { busy -= 1; fill(); next(); });
+  }
+
+  function next() {
+    while (busy < AT_ONCE && waiting.length) {
+      var item = waiting.shift();
+      if (document.querySelector('img[data-frame="' + item[0] + '"]')) { ask(item[0], item[1]); }
+    }
+  }
+
+  function collect() {
+    fill();
+    document.querySelectorAll("img[data-frame]").forEach(function (img) {
+      var url = img.dataset.frame;
+      if (!(url in known)) {
+        known[url] = "";
+        waiting.push([url, 0]);
+      }
+    });
+    next();
+  }
+
+  document.addEventListener("frames:added", collect);
+  if (document.readyState === "complete") { collect(); } else { window.addEventListener("load", collect); }
+})();
+
 // A run in progress: refresh its counters every two seconds until it ends, then reload once
 // to show the finished episodes and scores. The episode cards of the page that are not
 // finished yet come back with the counters (as the page renders them) and are swapped in.
@@ -105,8 +181,18 @@
       var holder = document.createElement("template");
       holder.innerHTML = cards[id].trim();
       var card = holder.content.firstElementChild;
-      if (card && old.outerHTML !== card.outerHTML) { old.replaceWith(card); }
+      if (!card) { return; }
+      // A frame already put in stays: the new card shows it instead of its placeholder.
+      var had = old.querySelector("img[data-filled]");
+      var wants = card.querySelector("img[data-frame]");
+      if (had && wants && had.dataset.filled === wants.dataset.frame) {
+        wants.src = had.src;
+        wants.dataset.filled = had.dataset.filled;
+        wants.removeAttribute("data-frame");
+      }
+      if (old.outerHTML !== card.outerHTML) { old.replaceWith(card); }
     });
+    document.dispatchEvent(new Event("frames:added"));
   }
 
   function tick() {

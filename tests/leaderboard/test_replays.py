@@ -231,9 +231,14 @@ def test_the_prompt_of_a_retired_versions_episode_is_not_shown_as_todays(client,
 def test_a_runs_episodes_are_cards_with_thumbnails_and_filters(client, small_run):
     page = client.get(f"/runs/{small_run.pk}/").content.decode()
     assert page.count('class="episode-card ') == 4
-    thumbs = re.findall(r'src="(/frames/[0-9a-f]{40}\.thumb\.webp)"', page)
-    assert len(thumbs) == 4
+    # Not stored yet: a placeholder naming the frame, which the page asks for once loaded.
+    thumbs = re.findall(r'data-frame="(/frames/[0-9a-f]{40}\.thumb\.webp)"', page)
+    assert len(thumbs) == 4 and page.count('src="/static/img/frame-pending') == 4
     assert client.get(thumbs[0]).status_code == 200  # registered, so rendered on request
+    # Stored: the card's image is the frame itself.
+    again = client.get(f"/runs/{small_run.pk}/").content.decode()
+    assert f'<img src="{thumbs[0]}"' in again and f'data-frame="{thumbs[0]}"' not in again
+    assert again.count("data-frame=") == 3
     level3 = client.get(f"/runs/{small_run.pk}/?level=3&track=human").content.decode()
     assert level3.count('class="episode-card ') == 1
     scene = client.get(f"/runs/{small_run.pk}/?scene={SCENE}").content.decode()
