@@ -564,11 +564,14 @@ def episode_record(
     metrics: dict[str, float] | None,
     started: str | None = None,
     finished: str | None = None,
+    repeat: int | None = None,
 ) -> dict[str, Any]:
     """Return an episode's bundle record: the one place where its fields are put together.
 
     The runner, the site's exporter and its worker all write episodes through here; ``verify``
-    and the importer read what it writes. ``started`` and ``finished`` are left out when unknown.
+    and the importer read what it writes. ``started`` and ``finished`` are left out when unknown,
+    and ``repeat`` (which of a run's repeats this episode is, 0 the first) in a run of one
+    repeat, whose bundle is then what it always was.
     """
     record: dict[str, Any] = {
         "type": "episode",
@@ -584,11 +587,25 @@ def episode_record(
         "steps": steps,
         "metrics": {m: metrics[m] for m in METRICS} if metrics is not None else None,
     }
+    if repeat is not None:
+        record["repeat"] = repeat
     if started is not None:
         record["started"] = started
     if finished is not None:
         record["finished"] = finished
     return record
+
+
+def episode_repeat(record: dict[str, Any]) -> int:
+    """Return which repeat an episode record is: its ``repeat``, 0 when it has none."""
+    repeat = record.get("repeat", 0)
+    return repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else 0
+
+
+def header_repeats(header: dict[str, Any]) -> int:
+    """Return how many repeats of each episode a bundle's header selects (1 without any)."""
+    repeats = header.get("selection", {}).get("repeats", 1)
+    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 1
 
 
 def episode_results(episodes: list[dict[str, Any]]) -> list[EpisodeResult]:
@@ -600,6 +617,7 @@ def episode_results(episodes: list[dict[str, Any]]) -> list[EpisodeResult]:
             level=e["level"],
             distances=tuple(e["distances"]),
             status=e["status"],
+            repeat=episode_repeat(e),
         )
         for e in episodes
     ]

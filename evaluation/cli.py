@@ -15,17 +15,25 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evaluation.bundle import BundleError, episode_results, read_bundle, tool_version
 from evaluation.confusion import BehaviourTable, behaviour_json
 from evaluation.errors import ErrorCounts, error_counts
-from evaluation.metrics import LevelTable, cognitive_stability, score_json
+from evaluation.metrics import (
+    LevelTable,
+    RepeatSpread,
+    cognitive_stability,
+    repeat_spread,
+    score_json,
+)
 from evaluation.paths import data_dir
+from evaluation.process_metrics import ATTRIBUTION, process_json
 from evaluation.prompts import messages_as_text
 from evaluation.vocabulary import (
+    AVG,
     CONDITION_SUMMARIES,
     ERROR,
     LEVEL_KEYS,
@@ -389,6 +397,7 @@ def _run_options(args: argparse.Namespace) -> tuple[RunConfig, Execution]:
             # Temperature 0 and no seed; --max-tokens only when given (protocol v3).
             "max_tokens": args.max_tokens,
             "use_cache": False if args.no_cache else None,
+            "repeats": args.repeats,
         }
         data |= {key: value for key, value in given.items() if value is not None}
         if "agent" not in data:
@@ -583,6 +592,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     behaviour = behaviour_json(bundle.episodes)
     stability = cognitive_stability(results)
     errors = error_counts(bundle.episodes)
+    # What the model wrote, measured by the lexicon rules: only a bundle with responses has it.
+    process = process_json(bundle.episodes)
+    written = {"process": process} if process["overall"]["overall"]["responses"] else {}
+    spread = repeat_spread(results)
     # A control condition's scores say so; the paper's protocol's are what they always were.
     condition = bundle.header.get("condition", MAIN_CONDITION)
     control = {"condition": condition} if condition != MAIN_CONDITION else {}
@@ -592,6 +605,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             "behaviour": behaviour,
             "cognitive_stability": stability,
             "errors": errors.as_dict(),
+            **written,
+            **({"repeats": spread.as_dict()} if spread is not None else {}),
             **control,
         }
         json.dump(document, sys.stdout, indent=1)
@@ -625,8 +640,45 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     )
     lines += ["", *_format_errors(errors)]
+    if written:
+        lines += ["", *_format_process(process)]
+    if spread is not None:
+        lines += ["", *_format_spread(spread)]
     print("\n".join(lines))
     return 0
+
+
+def _format_spread(spread: RepeatSpread) -> list[str]:
+    """The score's lines on repeats: the overall AVG's spread and the flip rate."""
+    flips = (
+        f"{spread.flipped} of {spread.paired} episodes ({spread.flip_rate:.1%})"
+        if spread.flip_rate is not None
+        else "n/a"
+    )
+    return [
+        f"Repeats: {spread.repeats} (the tables above pool their episodes; the intervals on the "
+        "site add the repeats' variance to the scenes')",
+        f"  Overall AVG of one repeat: {spread.low[AVG]:.3f} to {spread.high[AVG]:.3f} "
+        f"(sd {spread.sd[AVG]:.3f})",
+        f"  Flipped (success differs between repeats): {flips}",
+    ]
+
+
+def _format_process(process: dict[str, Any]) -> list[str]:
+    """The score's lines on what the model wrote (``evaluation.process_metrics``)."""
+
+    def percent(share: float | None) -> str:
+        return "n/a" if share is None else f"{100 * share:.1f}%"
+
+    pooled, overall = process[ATTRIBUTION]["overall"], process["overall"]["overall"]
+    return [
+        f"Process metrics ({process['method']}: lexicon rules, a measurement, not ground truth):",
+        f"  L2+L3 responses naming a mirror or reflection: {percent(pooled['mirror_share'])} "
+        f"({pooled['mirror_mentions']} of {pooled['responses']}); saying it shows itself: "
+        f"{percent(pooled['own_share'])} ({pooled['own_reflection']})",
+        f"  Reasoning-action consistency: {percent(overall['consistency'])} of the "
+        f"{overall['stated_direction']} steps whose reasoning states a direction",
+    ]
 
 
 def _format_errors(errors: ErrorCounts) -> list[str]:
@@ -762,6 +814,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         help="the run's seed: the random agent's (never sent to a model API; default 0)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=_positive("--repeats"),
+        metavar="K",
+        help="play every episode K times, asking afresh each time (no cached answers when K > 1; "
+        "the random agent's seed is the run's + the repeat; default 1)",
     )
     p.add_argument(
         "--workers",

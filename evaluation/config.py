@@ -31,6 +31,8 @@ from simulation.backends import renderer_version
 from simulation.renderer import DEFAULT_SIZE, MAX_SIZE
 
 MIN_SIZE = 16
+MAX_REPEATS = 20
+"""The most repeats a run may hold (the bundle schema allows more; runs are costly enough)."""
 LEGACY_KEYS = frozenset({"kind"})
 """Keys that stored configurations hold and ``from_dict`` ignores: ``kind`` (Human runs stored
 ``"human"``, which their agent, ``human:NAME``, says)."""
@@ -64,6 +66,9 @@ class RunConfig:
         use_cache: Reuse cached answers to identical requests (a reproduction asks afresh).
         condition: The condition the scenes are played under (``vocabulary.CONDITIONS``):
             ``main``, the paper's protocol, or a control.
+        repeats: How many times every episode is played (1 to ``MAX_REPEATS``): each repeat
+            asks the model afresh (no cached answer), and the random agent draws anew in each
+            (its episode seed is ``seed + repeat``).
     """
 
     agent: str
@@ -77,12 +82,17 @@ class RunConfig:
     pairs: tuple[tuple[str, int], ...] = ()
     use_cache: bool = True
     condition: str = MAIN_CONDITION
+    repeats: int = 1
 
     def __post_init__(self) -> None:
         try:
             parse_condition(self.condition)
         except ValueError as exc:
             raise RunConfigError("condition", str(exc)) from None
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise RunConfigError(
+                "repeats", f"expected 1 to {MAX_REPEATS} repeats, got {self.repeats}"
+            )
 
     @property
     def agent_spec(self) -> AgentSpec:
@@ -96,8 +106,8 @@ class RunConfig:
         return GenerationParams(max_tokens=self.max_tokens)
 
     def as_dict(self) -> dict[str, Any]:
-        """Return the configuration as JSON (``pairs``, ``use_cache`` and ``condition`` only when
-        they are not their defaults)."""
+        """Return the configuration as JSON (``pairs``, ``use_cache``, ``condition`` and
+        ``repeats`` only when they are not their defaults)."""
         return {
             "agent": self.agent,
             "levels": list(self.levels),
@@ -110,6 +120,7 @@ class RunConfig:
             **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
             **({"use_cache": False} if not self.use_cache else {}),
             **({"condition": self.condition} if self.condition != MAIN_CONDITION else {}),
+            **({"repeats": self.repeats} if self.repeats != 1 else {}),
         }
 
     @classmethod
@@ -169,6 +180,10 @@ class RunConfig:
             values["use_cache"] = data["use_cache"]
         if "condition" in data:
             values["condition"] = data["condition"]  # checked by __post_init__
+        if "repeats" in data:
+            values["repeats"] = _whole(
+                "repeats", data["repeats"], f"a whole number of repeats from 1 to {MAX_REPEATS}"
+            )  # its range checked by __post_init__
         return cls(**values)
 
 
@@ -188,7 +203,8 @@ def bundle_header(
     (default ``config.levels``); the others default to this benchmark version, now, and this
     tool. The renderer's ``image_history`` is the configuration's for agents that look at
     images, 0 for the others. A run under a control condition names it (``condition``); a run
-    of the paper's protocol has no such key, so its header is what it always was.
+    of the paper's protocol has no such key, so its header is what it always was. A run of
+    several repeats says how many in ``selection.repeats``.
     """
     spec = config.agent_spec
     return {
@@ -204,6 +220,7 @@ def bundle_header(
         "selection": {
             "levels": list(config.levels if levels is None else levels),
             "scenes": list(scenes),
+            **({"repeats": config.repeats} if config.repeats != 1 else {}),
         },
         **({"condition": config.condition} if config.condition != MAIN_CONDITION else {}),
         "seed": config.seed,
@@ -224,7 +241,8 @@ def agent_factory(
 ) -> AgentFactory:
     """Return a factory of the run's per-episode agents (``registry.make_agent_factory``).
 
-    ``cache`` is used only when the configuration allows it (``use_cache``).
+    ``cache`` is used only when the configuration allows it (``use_cache``) and the run has
+    one repeat: a repeat asks the model again, which an answer from the cache would not.
     """
     factory, _ = make_agent_factory(
         config.agent,
@@ -232,13 +250,19 @@ def agent_factory(
         base_url=config.base_url,
         image_history=config.image_history,
         params=config.params,
-        cache=cache if config.use_cache else None,
+        cache=cache if config.use_cache and config.repeats == 1 else None,
         cache_scope=cache_scope,
         api_key=api_key,
         retry=retry,
         allow_private=allow_private,
     )
     return factory
+
+
+def episode_seed(seed: int, repeat: int) -> int:
+    """Return the seed an episode of repeat ``repeat`` starts its agent with: ``seed + repeat``
+    (the first repeat's is the run's, as in a run of one repeat)."""
+    return seed + repeat
 
 
 def _kind(value: Any) -> str:

@@ -117,6 +117,8 @@ class EpisodeResult:
         level: The prompt level, 0 to 3.
         distances: The distance trajectory ``d_0 .. d_T`` in grid steps.
         status: ``"completed"``, or anything else (``"error"``) to leave the episode out.
+        repeat: Which repeat of the (scene, level) episode this is, 0 the first (a run of
+            ``repeats`` K plays every episode K times).
 
     Raises:
         ValueError: If the track or the level is not one of the protocol's.
@@ -127,6 +129,7 @@ class EpisodeResult:
     level: int
     distances: tuple[int, ...]
     status: str = COMPLETED
+    repeat: int = 0
 
     def __post_init__(self) -> None:
         if self.track not in SCENE_TRACKS:
@@ -190,18 +193,21 @@ def _completed(results: Iterable[EpisodeResult]) -> list[EpisodeResult]:
     """Return the completed episodes, checking that they can be aggregated together.
 
     Raises:
-        ValueError: If two completed episodes share a scene and level, or a scene appears
-            under both tracks.
+        ValueError: If two completed episodes share a scene, level and repeat, or a scene
+            appears under both tracks.
     """
     completed: list[EpisodeResult] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int, int]] = set()
     tracks: dict[str, str] = {}
     for result in results:
         if result.status != COMPLETED:
             continue
-        key = (result.scene_id, result.level)
+        key = (result.scene_id, result.level, result.repeat)
         if key in seen:
-            raise ValueError(f"two completed episodes of {result.scene_id} at level {result.level}")
+            again = f" in repeat {result.repeat}" if result.repeat else ""
+            raise ValueError(
+                f"two completed episodes of {result.scene_id} at level {result.level}{again}"
+            )
         seen.add(key)
         if tracks.setdefault(result.scene_id, result.track) != result.track:
             raise ValueError(f"scene {result.scene_id} appears under both tracks")
@@ -367,16 +373,17 @@ def cognitive_stability(results: Iterable[EpisodeResult]) -> float | None:
     return sum(terms.values()) / len(terms)
 
 
-def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], int]:
-    """Return each scene's sum of sign terms of equation 1, keyed by (track, scene id).
+def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str, int], int]:
+    """Return each scene's sum of sign terms of equation 1, keyed by (track, scene id, repeat).
 
     Only scenes with a completed episode at all four levels have one (see
-    ``cognitive_stability``).
+    ``cognitive_stability``); with several repeats each repeat of a scene is one member of
+    ``S``, so CS is the mean over scenes and repeats.
     """
-    by_scene: dict[tuple[str, str], dict[int, Fraction]] = {}
+    by_scene: dict[tuple[str, str, int], dict[int, Fraction]] = {}
     for result in _completed(results):
         tsr, sir, fcr, pcr, _, _ = _exact_metrics(result.distances, D_TH)
-        key = (result.track, result.scene_id)
+        key = (result.track, result.scene_id, result.repeat)
         by_scene.setdefault(key, {})[result.level] = (tsr + sir + fcr + pcr) / 4
     return {
         key: sum(_sign(scores[level] - scores[level + 1]) for level in LEVELS[:-1])
@@ -426,7 +433,7 @@ def cognitive_stability_ci(
     rng = np.random.default_rng(seed)
     totals = np.zeros(n_resamples)
     for track in SCENE_TRACKS:
-        values = np.array([t for (tr, _), t in sorted(terms.items()) if tr == track], float)
+        values = np.array([t for (tr, *_), t in sorted(terms.items()) if tr == track], float)
         n = len(values)
         if n:
             # How many times each scene is drawn in each resample: n draws with replacement.
@@ -452,6 +459,11 @@ def bootstrap_ci(
     resample is scored exactly as ``score_json`` scores the original data, and the interval is
     the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles (linear
     interpolation) of the resampled values.
+
+    With several repeats of each episode (``EpisodeResult.repeat``) the bootstrap has a second
+    stage: each drawn scene draws K of its K repeats with replacement, and their mean stands
+    for the scene, so the interval holds the variance between repeats as well as between
+    scenes (docs/evaluation.md, Repeats).
 
     Only completed episodes count, and only scenes with at least one of them are resampled. A
     resample in which a cell has no episode (possible only when some episodes errored) is left
@@ -513,12 +525,16 @@ class SceneSums:
 
     Attributes:
         scenes: ``(track, scene id)`` of each row of ``sums``, sorted.
-        sums: Shape (scenes, levels, 6): per scene and level, the completed episodes (0 or 1),
-            the episode's TSR, FCR and PCR, its improving steps and its steps.
+        sums: Shape (scenes, levels, 6): per scene and level, the completed episodes (0 or 1,
+            up to K with K repeats), the sums of their TSR, FCR and PCR, their improving steps
+            and their steps.
+        by_repeat: Shape (scenes, K, levels, 6), the same per repeat, when the model has
+            K > 1 repeats (``sums`` is their sum over repeats); None with one.
     """
 
     scenes: tuple[tuple[str, str], ...]
     sums: npt.NDArray[np.float64]
+    by_repeat: npt.NDArray[np.float64] | None = None
 
 
 def scene_sums(results: Iterable[EpisodeResult]) -> SceneSums:
@@ -530,18 +546,13 @@ def scene_sums(results: Iterable[EpisodeResult]) -> SceneSums:
     completed = _completed(results)
     scenes = sorted({(r.track, r.scene_id) for r in completed})
     row = {scene: i for i, scene in enumerate(scenes)}
-    sums = np.zeros((len(scenes), len(LEVELS), 6))
+    repeats = 1 + max((r.repeat for r in completed), default=0)
+    per_repeat = np.zeros((len(scenes), repeats, len(LEVELS), 6))
     for result in completed:
-        score = episode_score(result.distances)
-        sums[row[(result.track, result.scene_id)], result.level] = (
-            1,
-            score.tsr,
-            score.fcr,
-            score.pcr,
-            score.improving_steps,
-            score.steps,
+        per_repeat[row[(result.track, result.scene_id)], result.repeat, result.level] = (
+            _episode_stats(result)
         )
-    return SceneSums(tuple(scenes), sums)
+    return SceneSums(tuple(scenes), per_repeat.sum(axis=1), per_repeat if repeats > 1 else None)
 
 
 def rank_intervals(
@@ -559,11 +570,14 @@ def rank_intervals(
     Each resample draws the scenes once, with replacement within their track as
     ``bootstrap_ci`` does, from every scene any row has; every row is scored on that same
     draw, so two models that did alike on the same scenes move together and an easy draw
-    lifts them all. A row's score in a resample is the AVG of the table's Overall column:
-    that level's (``table`` a level key) or the mean over the four levels (``OVERALL``, as
-    ``overall_table``). Its rank is 1 plus the number of competitors other than itself that
-    score strictly higher (equal scores share the better rank, as on the board), so a row
-    that does not compete (a reference row) gets the rank it would take among them.
+    lifts them all. A row with several repeats (``SceneSums.by_repeat``) then draws, for each
+    drawn scene, its repeats with replacement (``bootstrap_ci``'s second stage), so its ranks
+    carry its repeat-to-repeat variance as well. A row's score in a resample is the AVG of the
+    table's Overall column: that level's (``table`` a level key) or the mean over the four
+    levels (``OVERALL``, as ``overall_table``). Its rank is 1 plus the number of competitors
+    other than itself that score strictly higher (equal scores share the better rank, as on
+    the board), so a row that does not compete (a reference row) gets the rank it would take
+    among them.
 
     The interval is ``(low, high)``: the ``(1 - confidence) / 2`` quantile of the row's
     resampled ranks rounded to the rank at or below it, and the ``(1 + confidence) / 2``
@@ -615,11 +629,13 @@ def rank_intervals(
     scores = np.empty((len(keys) + len(fixed), n_resamples))
     present: list[bool] = []
     for i, key in enumerate(keys):
-        aligned = np.zeros((len(index), len(LEVELS), 6))
+        by_repeat = rows[key].by_repeat
+        repeats = 1 if by_repeat is None else by_repeat.shape[1]
+        aligned = np.zeros((len(index), repeats, len(LEVELS), 6))
         for j, scene in enumerate(rows[key].scenes):
-            aligned[index[scene]] = rows[key].sums[j]
-        episodes = aligned[..., _EPISODES].sum(axis=0)
-        resampled = (counts @ aligned.reshape(len(index), -1)).reshape(n_resamples, len(LEVELS), 6)
+            aligned[index[scene]] = rows[key].sums[j] if by_repeat is None else by_repeat[j]
+        episodes = aligned[..., _EPISODES].sum(axis=(0, 1))
+        resampled = _weighted_sums(counts, aligned, rng)
         values = _metrics_from_sums(resampled)[..., avg]
         if table == OVERALL:
             present.append(bool(np.all(episodes > 0)))
@@ -671,6 +687,92 @@ def tied_with_above(spans: Sequence[RankInterval | None]) -> list[bool]:
     return tied
 
 
+@dataclass(frozen=True)
+class RepeatSpread:
+    """How a model's repeats of the same episodes differ (``repeat_spread``).
+
+    Attributes:
+        repeats: The repeats with a completed episode in the table.
+        low: Per metric, the lowest score of one repeat (the table's Overall column).
+        high: Per metric, the highest.
+        sd: Per metric, the sample standard deviation over the repeats (n - 1).
+        paired: (scene, level) episodes completed in at least two repeats.
+        flipped: Of those, the ones whose success differs between repeats.
+    """
+
+    repeats: int
+    low: TrackScores
+    high: TrackScores
+    sd: TrackScores
+    paired: int
+    flipped: int
+
+    @property
+    def flip_rate(self) -> float | None:
+        """The share of paired episodes that flipped; None when none is paired."""
+        return self.flipped / self.paired if self.paired else None
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the spread as JSON (``mirrorbench score --json``'s ``repeats``)."""
+        return {
+            "repeats": self.repeats,
+            "low": self.low,
+            "high": self.high,
+            "sd": self.sd,
+            "paired": self.paired,
+            "flipped": self.flipped,
+            "flip_rate": self.flip_rate,
+        }
+
+
+def repeat_spread(results: Iterable[EpisodeResult], table: str = OVERALL) -> RepeatSpread | None:
+    """Return how a model's repeats differ in ``table`` (``OVERALL`` or a level key).
+
+    Each repeat is scored on its own, as a run of its episodes alone (``score_json``); the
+    spread is over those scores of the table's Overall column, metric by metric. The flip rate
+    counts the (scene, level) episodes of the table completed in two repeats or more whose
+    success (TSR) is not the same in all of them.
+
+    Returns:
+        None when fewer than two repeats have a score in the table.
+
+    Raises:
+        ValueError: If ``table`` is not one of ``OVERALL`` and the level keys, or the episodes
+            cannot be aggregated together.
+    """
+    if table != OVERALL and table not in LEVEL_KEYS:
+        raise ValueError(f"table must be {OVERALL!r} or one of {LEVEL_KEYS}, got {table!r}")
+    completed = _completed(results)
+    by_repeat: dict[int, list[EpisodeResult]] = {}
+    for result in completed:
+        by_repeat.setdefault(result.repeat, []).append(result)
+    cells = []
+    for repeat in sorted(by_repeat):
+        scores = score_json(by_repeat[repeat])
+        cell = (scores["overall"] if table == OVERALL else scores["levels"][table])[OVERALL]
+        if cell is not None:
+            cells.append(cell)
+    if len(cells) < 2:
+        return None
+    successes: dict[tuple[str, int], set[bool]] = {}
+    played: dict[tuple[str, int], int] = {}
+    for result in completed:
+        if table != OVERALL and result.level != int(table):
+            continue
+        key = (result.scene_id, result.level)
+        successes.setdefault(key, set()).add(episode_score(result.distances).tsr == 1.0)
+        played[key] = played.get(key, 0) + 1
+    paired = [key for key, n in played.items() if n >= 2]
+    return RepeatSpread(
+        repeats=len(cells),
+        low={m: min(c[m] for c in cells) for m in METRICS},
+        high={m: max(c[m] for c in cells) for m in METRICS},
+        sd={m: float(np.std([c[m] for c in cells], ddof=1)) for m in METRICS},
+        paired=len(paired),
+        flipped=sum(len(successes[key]) > 1 for key in paired),
+    )
+
+
 # Per-scene, per-level statistics the bootstrap sums: episodes, then the sums of TSR, FCR and
 # PCR, then improving steps and steps.
 _EPISODES, _TSR, _FCR, _PCR, _IMPROVING, _STEPS = range(6)
@@ -681,27 +783,61 @@ def _resampled_sums(
 ) -> npt.NDArray[np.float64]:
     """Return each resample's per-level statistic sums, shape (n_resamples, levels, stats).
 
-    All sums are zero when there is no episode to resample.
+    Scenes are drawn with replacement; with several repeats, each drawn scene then draws its
+    repeats with replacement too (``_repeat_weights``). All sums are zero when there is no
+    episode to resample.
     """
     scene_ids = sorted({r.scene_id for r in results})
     if not scene_ids:
         return np.zeros((n_resamples, len(LEVELS), 6))
     row = {scene_id: i for i, scene_id in enumerate(scene_ids)}
-    per_scene = np.zeros((len(scene_ids), len(LEVELS), 6))
+    repeats = 1 + max(r.repeat for r in results)
+    per_repeat = np.zeros((len(scene_ids), repeats, len(LEVELS), 6))
     for result in results:
-        score = episode_score(result.distances)
-        per_scene[row[result.scene_id], result.level] = (
-            1,
-            score.tsr,
-            score.fcr,
-            score.pcr,
-            score.improving_steps,
-            score.steps,
-        )
+        per_repeat[row[result.scene_id], result.repeat, result.level] = _episode_stats(result)
     n = len(scene_ids)
     # How many times each scene is drawn in each resample: n draws with replacement.
     counts = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples).astype(np.float64)
-    sums = counts @ per_scene.reshape(n, -1)
+    return _weighted_sums(counts, per_repeat, rng)
+
+
+def _episode_stats(result: EpisodeResult) -> tuple[float, ...]:
+    score = episode_score(result.distances)
+    return (1, score.tsr, score.fcr, score.pcr, score.improving_steps, score.steps)
+
+
+def _repeat_weights(
+    counts: npt.NDArray[np.float64], repeats: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Return the weight of each scene's each repeat in each resample, (resamples, scenes, K).
+
+    The second stage of the two-stage bootstrap: every time a scene is drawn, ``repeats``
+    repeats of it are drawn with replacement and averaged. A scene drawn ``c`` times thus
+    makes ``c * K`` draws among its K repeats (one multinomial), each worth ``1 / K``: its
+    weights sum to ``c``, as a scene's single repeat would weigh without repeats.
+    """
+    draws = (counts * repeats).astype(np.int64)
+    return rng.multinomial(draws, np.full(repeats, 1 / repeats)) / repeats
+
+
+def _weighted_sums(
+    counts: npt.NDArray[np.float64],
+    per_repeat: npt.NDArray[np.float64],
+    rng: np.random.Generator,
+) -> npt.NDArray[np.float64]:
+    """Return the resampled statistic sums (resamples, levels, 6) of per-scene, per-repeat
+    statistics (scenes, K, levels, 6) under scene ``counts`` (resamples, scenes).
+
+    With one repeat the counts weigh the scenes as they are, drawing nothing more from ``rng``;
+    with several, each drawn scene draws its repeats too (``_repeat_weights``).
+    """
+    scenes, repeats = per_repeat.shape[:2]
+    n_resamples = counts.shape[0]
+    if repeats == 1:
+        sums = counts @ per_repeat.reshape(scenes, -1)
+    else:
+        weights = _repeat_weights(counts, repeats, rng).reshape(n_resamples, -1)
+        sums = weights @ per_repeat.reshape(scenes * repeats, -1)
     return sums.reshape(n_resamples, len(LEVELS), 6)
 
 

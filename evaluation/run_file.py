@@ -127,6 +127,7 @@ def config_from_header(header: Mapping[str, Any]) -> RunConfig:
         "image_history": agent.get("image_history", renderer.get("image_history") or None),
         "max_tokens": generation.get("max_tokens"),
         "condition": header.get("condition"),
+        "repeats": selection.get("repeats"),
     }
     return RunConfig.from_dict({k: v for k, v in data.items() if v is not None})
 

@@ -17,7 +17,9 @@ from typing import Any
 from evaluation.bundle import (
     Bundle,
     benchmark_version,
+    episode_repeat,
     header_benchmark_version,
+    header_repeats,
     schema_errors,
 )
 from evaluation.metrics import episode_score
@@ -78,8 +80,16 @@ def _find_problems(bundle: Bundle) -> Iterator[str]:
     for scene in selected_scenes:
         if scene not in known:
             yield f"header: unknown scene {scene!r} in the selection"
-    expected = {(s, level) for s in selected_scenes for level in header["selection"]["levels"]}
-    seen: dict[tuple[str, int], int] = {}
+    # Every repeat of every selected episode, each checked on its own (a run of one repeat has
+    # only repeat 0, which its records do not name).
+    repeats = header_repeats(header)
+    expected = {
+        (s, level, repeat)
+        for s in selected_scenes
+        for level in header["selection"]["levels"]
+        for repeat in range(repeats)
+    }
+    seen: dict[tuple[str, int, int], int] = {}
     for record, line in zip(bundle.episodes, bundle.line_numbers, strict=True):
         where = f"line {line}"
         errors = schema_errors(record, "episode", MAX_ERRORS_PER_RECORD + 1)
@@ -87,25 +97,31 @@ def _find_problems(bundle: Bundle) -> Iterator[str]:
             yield from _capped(where, errors)
             scene_id, level = record.get("scene_id"), record.get("level")
             if isinstance(scene_id, str) and isinstance(level, int):
-                seen.setdefault((scene_id, level), line)  # broken, not missing as well
+                # broken, not missing as well
+                seen.setdefault((scene_id, level, episode_repeat(record)), line)
             continue
-        key = (record["scene_id"], record["level"])
-        where = f"line {line} ({record['scene_id']} L{record['level']})"
+        key = (record["scene_id"], record["level"], episode_repeat(record))
+        where = f"line {line} ({_episode_name(*key, repeats)})"
         if key in seen:
             yield f"{where}: duplicate of the episode on line {seen[key]}"
             continue
         seen[key] = line
         if key not in expected:
-            yield f"{where}: not part of the header's selection of scenes and levels"
+            yield f"{where}: not part of the header's selection of scenes, levels and repeats"
         for message in _check_episode(record, known):
             yield f"{where}: {message}"
-    for scene_id, level in sorted(expected - set(seen)):
-        yield f"missing episode: {scene_id} L{level}"
+    for scene_id, level, repeat in sorted(expected - set(seen)):
+        yield f"missing episode: {_episode_name(scene_id, level, repeat, repeats)}"
     if bundle.truncated_tail:
         yield (
             f"line {bundle.truncated_line}: the last line is cut off (an interrupted write): "
             "run again with --resume"
         )
+
+
+def _episode_name(scene_id: str, level: int, repeat: int, repeats: int) -> str:
+    """How a message names an episode: ``scene L2``, with ``repeat 1`` in a run of several."""
+    return f"{scene_id} L{level}" + (f" repeat {repeat}" if repeats > 1 or repeat else "")
 
 
 def _capped(where: str, errors: list[str]) -> list[str]:
