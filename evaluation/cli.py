@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from evaluation.metrics import (
     score_json,
 )
 from evaluation.paths import data_dir
+from evaluation.process_metrics import ATTRIBUTION, process_json
 from evaluation.prompts import messages_as_text
 from evaluation.vocabulary import (
     AVG,
@@ -591,6 +592,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     behaviour = behaviour_json(bundle.episodes)
     stability = cognitive_stability(results)
     errors = error_counts(bundle.episodes)
+    # What the model wrote, measured by the lexicon rules (evaluation.process_metrics).
+    process = process_json(bundle.episodes)
     spread = repeat_spread(results)
     # A control condition's scores say so; the paper's protocol's are what they always were.
     condition = bundle.header.get("condition", MAIN_CONDITION)
@@ -601,6 +604,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             "behaviour": behaviour,
             "cognitive_stability": stability,
             "errors": errors.as_dict(),
+            "process": process,
             **({"repeats": spread.as_dict()} if spread is not None else {}),
             **control,
         }
@@ -635,6 +639,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     )
     lines += ["", *_format_errors(errors)]
+    lines += ["", *_format_process(process)]
     if spread is not None:
         lines += ["", *_format_spread(spread)]
     print("\n".join(lines))
@@ -654,6 +659,23 @@ def _format_spread(spread: RepeatSpread) -> list[str]:
         f"  Overall AVG of one repeat: {spread.low[AVG]:.3f} to {spread.high[AVG]:.3f} "
         f"(sd {spread.sd[AVG]:.3f})",
         f"  Flipped (success differs between repeats): {flips}",
+    ]
+
+
+def _format_process(process: dict[str, Any]) -> list[str]:
+    """The score's lines on what the model wrote (``evaluation.process_metrics``)."""
+
+    def percent(share: float | None) -> str:
+        return "n/a" if share is None else f"{100 * share:.1f}%"
+
+    pooled, overall = process[ATTRIBUTION]["overall"], process["overall"]["overall"]
+    return [
+        f"Process metrics ({process['method']}: lexicon rules, a measurement, not ground truth):",
+        f"  L2+L3 responses naming a mirror or reflection: {percent(pooled['mirror_share'])} "
+        f"({pooled['mirror_mentions']} of {pooled['responses']}); saying it shows itself: "
+        f"{percent(pooled['own_share'])} ({pooled['own_reflection']})",
+        f"  Reasoning-action consistency: {percent(overall['consistency'])} of the "
+        f"{overall['stated_direction']} steps whose reasoning states a direction",
     ]
 
 

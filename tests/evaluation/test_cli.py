@@ -54,7 +54,14 @@ def test_run_then_score_json_has_the_documented_shape(tmp_path, capsys):
     capsys.readouterr()
     assert main(["score", str(out), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    assert set(scores) == {"levels", "overall", "behaviour", "cognitive_stability", "errors"}
+    assert set(scores) == {
+        "levels",
+        "overall",
+        "behaviour",
+        "cognitive_stability",
+        "errors",
+        "process",
+    }
     assert set(scores["levels"]) == {"0", "1", "2", "3"}
     assert scores["levels"]["0"]["robot"] == {
         "tsr": 1.0,
