@@ -71,6 +71,9 @@ class ModelReply:
     fingerprint: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    """Of ``input_tokens``, those the provider reports it served from its prompt cache; None
+    where it reports nothing."""
     latency_s: float = 0.0
     attempts: int = 1
     request: dict[str, Any] = field(default_factory=dict)

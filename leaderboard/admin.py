@@ -16,6 +16,7 @@ from leaderboard.models import (
     BenchmarkVersion,
     Episode,
     ModelEntry,
+    ModelPrice,
     Run,
     RunScore,
     Scene,
@@ -114,6 +115,22 @@ class RunAdmin(ChangesTables, admin.ModelAdmin):
     search_fields = ["model_entry__name", "agent"]
     raw_id_fields = ["owner"]
     inlines = [RunScoreInline]
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(ChangesTables, admin.ModelAdmin):
+    """The price table: what each agent's tokens cost, for the runs' dollars and the
+    cost-performance chart (a change shows at once: the tables' data version is bumped)."""
+
+    list_display = [
+        "agent",
+        "input_per_mtok",
+        "output_per_mtok",
+        "cached_input_per_mtok",
+        "source",
+        "updated",
+    ]
+    search_fields = ["agent"]
 
 
 @admin.register(Episode)

@@ -32,6 +32,7 @@ urlpatterns = [
         name="api-submission",
     ),
     path("charts/stability/", charts.StabilityChartApi.as_view(), name="api-chart-stability"),
+    path("charts/cost/", charts.CostChartApi.as_view(), name="api-chart-cost"),
     path(
         "charts/stability-ranking/",
         charts.StabilityRankingChartApi.as_view(),

@@ -43,6 +43,17 @@ def thousands(value: Any) -> str:
         return "\u2014"
 
 
+def dollars(value: Any) -> str:
+    """Return US dollars for people: "$37.48", cents below a dollar ("$0.0312"), "no price"
+    for None."""
+    if value is None:
+        return "no price"
+    amount = float(value)
+    if 0 < abs(amount) < 1:
+        return f"${amount:.4f}"
+    return f"${amount:,.2f}"
+
+
 def params(value: Any) -> str:
     """Return a parameter count in billions ("72B", "0.5B"), or an em dash when unknown."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

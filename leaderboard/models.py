@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from evaluation import vocabulary
@@ -290,6 +291,26 @@ class Run(models.Model):
         "(evaluation.confusion.behaviour_json), computed with the scores.",
     )
     episodes_expected = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Input tokens its steps spent, as the provider measured them (answers served "
+        "from the response cache left out); empty before the run ends or without a report.",
+    )
+    output_tokens = models.BigIntegerField(null=True, blank=True, help_text="Output tokens, alike.")
+    cached_input_tokens = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Of the input tokens, those the provider reports served from its prompt cache; "
+        "empty where it reports none.",
+    )
+    price = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Prices given for this run at evaluation, US dollars per million tokens: "
+        '{"input_per_mtok": 2.5, "output_per_mtok": 10, "cached_input_per_mtok": 1.25}; '
+        "they come before the price table's.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -309,6 +330,43 @@ class Run(models.Model):
         (reported and uploaded runs store none). Every stored ``spec`` loads
         (``RunConfig.from_dict``)."""
         return RunConfig.from_dict(self.spec) if self.spec else None
+
+
+class ModelPrice(models.Model):
+    """What an agent's tokens cost, in US dollars per million: the site's price table, which
+    the admin edits. A run's dollars are its measured tokens at these prices."""
+
+    agent = models.CharField(
+        max_length=300,
+        unique=True,
+        help_text="The agent spec the price is for, as runs name it: openai:gpt-4o, "
+        "anthropic:claude-sonnet-4-5, ...",
+    )
+    input_per_mtok = models.FloatField(validators=[MinValueValidator(0)])
+    output_per_mtok = models.FloatField(validators=[MinValueValidator(0)])
+    cached_input_per_mtok = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="For input tokens the provider served from its cache; empty: the input price.",
+    )
+    source = models.CharField(
+        max_length=300, blank=True, help_text="Where the price comes from (a pricing page)."
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["agent"]
+
+    def __str__(self) -> str:
+        return f"{self.agent}: ${self.input_per_mtok:g} / ${self.output_per_mtok:g} per Mtok"
+
+    def as_price(self) -> dict[str, float]:
+        """The price as a run's ``price`` and ``MIRRORBENCH_PRICES`` entries hold it."""
+        price = {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+        if self.cached_input_per_mtok is not None:
+            price["cached_input_per_mtok"] = self.cached_input_per_mtok
+        return price
 
 
 class Episode(models.Model):
@@ -455,6 +513,12 @@ class Step(models.Model):
     frame_key = models.CharField(max_length=64, blank=True)
     input_tokens = models.PositiveIntegerField(null=True)
     output_tokens = models.PositiveIntegerField(null=True)
+    cached_input_tokens = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Of the input tokens, those the provider served from "
+        "its prompt cache; empty where it reports none.",
+    )
     latency_s = models.FloatField(null=True)
     cached = models.BooleanField(default=False)
     """The answer came from the response cache: its tokens and latency were spent by an earlier
@@ -491,6 +555,7 @@ class Step(models.Model):
             frame_key=record.get("frame_key") or "",
             input_tokens=record.get("input_tokens"),
             output_tokens=record.get("output_tokens"),
+            cached_input_tokens=record.get("cached_input_tokens"),
             latency_s=record.get("latency_s"),
             cached=bool(record.get("cached", False)),
             request={
@@ -515,6 +580,11 @@ class Step(models.Model):
             "output_tokens": self.output_tokens,
             "latency_s": self.latency_s,
             "cached": self.cached,
+            **(
+                {"cached_input_tokens": self.cached_input_tokens}
+                if self.cached_input_tokens is not None
+                else {}
+            ),
             **({"request": self.request} if self.request else {}),
         }
 

@@ -107,6 +107,7 @@ urlpatterns = [
         name="play-answer",
     ),
     path("charts/", charts.charts_page, name="charts"),
+    path("charts/cost.csv", charts.cost_csv, name="charts-cost-csv"),
     path("compare/", charts.compare_page, name="compare"),
     path("evaluate/", runs.evaluate_page, name="evaluate"),
     path("evaluate/estimate.json", runs.evaluate_estimate_json, name="evaluate-estimate"),

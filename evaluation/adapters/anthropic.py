@@ -185,6 +185,11 @@ class AnthropicClient(_ChatAdapter):
             fingerprint=None,
             input_tokens=input_tokens,
             output_tokens=usage.output_tokens if usage is not None else None,
+            cached_input_tokens=(
+                usage.cache_read_input_tokens
+                if usage is not None and isinstance(usage.cache_read_input_tokens, int)
+                else None
+            ),
         )
 
     def _failure(self, err: Exception) -> _Failure | None:

@@ -97,6 +97,8 @@ class OpenAIChatClient(_ChatAdapter):
         elif choice.finish_reason == "content_filter":
             refusal = "content_filter"
         usage = response.usage
+        details = getattr(usage, "prompt_tokens_details", None) if usage else None
+        cached_tokens = getattr(details, "cached_tokens", None) if details else None
         return ModelReply(
             text=message.content or getattr(message, "refusal", None) or "",
             refusal=refusal,
@@ -104,6 +106,7 @@ class OpenAIChatClient(_ChatAdapter):
             fingerprint=response.system_fingerprint,
             input_tokens=usage.prompt_tokens if usage else None,
             output_tokens=usage.completion_tokens if usage else None,
+            cached_input_tokens=cached_tokens if isinstance(cached_tokens, int) else None,
         )
 
     def _failure(self, err: Exception) -> _Failure | None:

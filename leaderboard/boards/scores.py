@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 
 from evaluation.confusion import behaviour_json
 from evaluation.metrics import (
@@ -23,6 +23,7 @@ from leaderboard.models import (
     Episode,
     Run,
     RunScore,
+    Step,
 )
 from leaderboard.runs.selectors import run_behaviour_records, run_results
 from simulation.catalogue import UnknownSceneError, scene_set
@@ -121,7 +122,25 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     run.scores.all().delete()
     RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
     run_behaviour_refresh(run=run)
+    run_tokens_refresh(run=run)
     data_version_bump()
+
+
+def run_tokens_refresh(*, run: Run) -> None:
+    """Store a run's measured token totals, summed over its steps (one query).
+
+    Steps answered from the response cache are left out: their tokens were spent by the run
+    that first asked. Totals stay empty when no step reports tokens (the baselines, a bundle
+    without them); the cached input tokens stay empty where the provider reports none.
+    """
+    totals = Step.objects.filter(episode__run=run, cached=False).aggregate(
+        input_tokens=Sum("input_tokens"),
+        output_tokens=Sum("output_tokens"),
+        cached_input_tokens=Sum("cached_input_tokens"),
+    )
+    Run.objects.filter(pk=run.pk).update(**totals)
+    for field, value in totals.items():
+        setattr(run, field, value)
 
 
 def run_behaviour_refresh(*, run: Run) -> None:

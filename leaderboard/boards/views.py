@@ -29,6 +29,7 @@ from leaderboard.boards.badges import (
     model_eval_results,
     model_share,
 )
+from leaderboard.boards.costs import price_table, run_cost
 from leaderboard.boards.forms import LeaderboardQueryForm
 from leaderboard.boards.selectors import (
     CSV_COLUMNS,
@@ -43,7 +44,7 @@ from leaderboard.boards.selectors import (
 from leaderboard.charts import views as chart_views
 from leaderboard.data_version import data_version_cached
 from leaderboard.exports import csv_response
-from leaderboard.models import ModelEntry
+from leaderboard.models import ModelEntry, Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.runs.selectors import (
     run_tables,
@@ -244,9 +245,17 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
     except ModelEntry.DoesNotExist:
         raise Http404(f"no model entry {slug!r}") from None
 
+    listed = list(entry.runs.all())
+    # The paper's rows have no tokens to price: their pages need no price table.
+    prices = price_table() if any(r.source != Run.Source.REPORTED for r in listed) else {}
     runs = [
-        {"run": run, "tables": run_tables(run), "behaviour": run_behaviour_rows(run)}
-        for run in entry.runs.all()
+        {
+            "run": run,
+            "tables": run_tables(run),
+            "behaviour": run_behaviour_rows(run),
+            "cost": run_cost(run=run, table=prices),
+        }
+        for run in listed
     ]
     context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
     context["share"] = model_share(entry=entry, absolute=request.build_absolute_uri)

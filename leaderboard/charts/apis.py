@@ -21,8 +21,15 @@ from leaderboard.boards.apis import TracksApi
 from leaderboard.boards.forms import LeaderboardQueryForm
 from leaderboard.boards.selectors import tracks_page
 from leaderboard.charts import figures
+from leaderboard.charts.cost import cost_figure
 from leaderboard.charts.forms import ChartQueryForm
-from leaderboard.charts.selectors import MAX_MODELS, chart_runs, chart_runs_for, default_slugs
+from leaderboard.charts.selectors import (
+    MAX_MODELS,
+    chart_runs,
+    chart_runs_for,
+    cost_points,
+    default_slugs,
+)
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
 
@@ -100,6 +107,18 @@ class StabilityChartApi(_ChartApi):
         filters = _filters(request)
         runs = chart_runs(version=filters.version, baselines=filters.baselines)
         return self.respond(figures.stability_figure(runs))
+
+
+class CostChartApi(_ChartApi):
+    """``/api/charts/cost/``: overall AVG against dollars per 264 episodes, the Pareto front."""
+
+    @extend_schema(parameters=[VERSION_PARAMETER, BASELINES_PARAMETER], responses=RESPONSES)
+    def get(self, request: Request) -> Response:
+        """Return one marker per listed run with a price; its table lists every run with
+        episodes, priced or not ("no price")."""
+        filters = _filters(request)
+        runs = chart_runs(version=filters.version, baselines=filters.baselines)
+        return self.respond(cost_figure(cost_points(runs=runs)))
 
 
 class StabilityRankingChartApi(_ChartApi):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from evaluation.vocabulary import AVG, LEVEL_KEYS, METRICS, OVERALL
+from leaderboard.boards.costs import RunCost, price_table, run_cost
 from leaderboard.boards.selectors import sanity_check
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 from simulation.versions import BENCHMARK_VERSION
@@ -235,3 +236,28 @@ def scene_level_episodes(*, run_ids: Sequence[int]) -> dict[int, dict[tuple[str,
     for run_id, scene_id, level, pk in rows:
         episodes.setdefault(run_id, {})[(scene_id, level)] = pk
     return episodes
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """A listed run's overall AVG beside what its tokens cost (``boards.costs``)."""
+
+    model: str
+    slug: str
+    kind: str
+    overall_avg: float | None
+    cost: RunCost
+
+
+def cost_points(*, runs: Sequence[ChartRun]) -> list[CostPoint]:
+    """Return the runs of ``runs`` (``chart_runs``) with episodes, with their measured tokens
+    and cost, in their order (two queries: the runs' token totals and prices, the price table).
+    The paper's rows are left out: it publishes no tokens."""
+    measured = [r.run_id for r in runs if r.source != Run.Source.REPORTED]
+    rows = Run.objects.in_bulk(measured)
+    table = price_table()
+    return [
+        CostPoint(r.model, r.slug, r.kind, r.overall_avg, run_cost(run=rows[r.run_id], table=table))
+        for r in runs
+        if r.run_id in rows
+    ]

@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from evaluation.cost import FULL_RUN_EPISODES
 from evaluation.vocabulary import (
     AVG,
     LEVELS,
@@ -28,6 +29,7 @@ from evaluation.vocabulary import (
 )
 from leaderboard.boards.selectors import tracks_page
 from leaderboard.charts import figures
+from leaderboard.charts.cost import cost_rows, cost_table
 from leaderboard.charts.forms import ChartQueryForm
 from leaderboard.charts.selectors import (
     MAX_MODELS,
@@ -37,12 +39,14 @@ from leaderboard.charts.selectors import (
     chart_models,
     chart_runs,
     chart_runs_for,
+    cost_points,
     default_slugs,
     model_chart_version,
     runs_by_model,
     scene_level_episodes,
     scene_scores,
 )
+from leaderboard.exports import csv_response
 from leaderboard.formatting import metric
 from leaderboard.models import ModelEntry, Run
 from simulation.versions import BENCHMARK_VERSION, RETIRED_VERSIONS
@@ -147,6 +151,7 @@ def charts_page(request: HttpRequest) -> HttpResponse:
         ),
         *level_blocks(picked, slugs, version),
         _tracks_block(tracks, version_query),
+        cost_block(runs, version_query),
     ]
     slots = [*slugs, *[""] * (MAX_MODELS - len(slugs))]
     context = {
@@ -159,9 +164,45 @@ def charts_page(request: HttpRequest) -> HttpResponse:
         if len(slugs) >= 2
         else "",
         "baselines": baselines,
+        "cost_csv_url": _api_url("leaderboard:charts-cost-csv", version_query),
         **_version_context(version),
     }
     return render(request, "leaderboard/charts.html", context)
+
+
+def cost_block(runs: Sequence[ChartRun], query: Sequence[tuple[str, str]]) -> ChartBlock:
+    """The cost-performance chart's block on /charts/."""
+    return ChartBlock(
+        id="cost",
+        title="Cost against performance",
+        description=f"One marker per run with a price: overall AVG up, what its measured tokens "
+        f"cost per {FULL_RUN_EPISODES} episodes across. The dashed line is the Pareto front: "
+        "the runs no other beats on both. Runs without a price are in the table as "
+        f"\u201cno price\u201d.",
+        url=_api_url("api-chart-cost", query),
+        table=cost_table(cost_points(runs=runs)),
+    )
+
+
+def cost_csv(request: HttpRequest) -> HttpResponse:
+    """The cost chart's numbers as CSV, for the board's version and baselines switch."""
+    form = ChartQueryForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    runs = chart_runs(version=form.chosen_version, baselines=form.show_baselines)
+    header = [
+        "model",
+        "kind",
+        "overall_avg",
+        f"cost_per_{FULL_RUN_EPISODES}_usd",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "price_source",
+        "pareto_front",
+    ]
+    rows = cost_rows(cost_points(runs=runs))
+    return csv_response(f"mirrorbench-cost-{form.chosen_version}.csv", header, rows)
 
 
 def _tracks_block(page: Any, query: Sequence[tuple[str, str]]) -> ChartBlock:

@@ -23,6 +23,7 @@ from evaluation.vocabulary import CONDITIONS, LEVELS, MAIN_CONDITION, METRICS
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
 from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
+from leaderboard.boards.costs import price_table, run_cost
 from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.runs.selectors import (
@@ -33,6 +34,44 @@ from leaderboard.runs.selectors import (
     run_list,
 )
 from leaderboard.runs.services import hosted_run_create
+
+
+class RunCostSerializer(serializers.Serializer):
+    """A run's measured tokens and, where the site knows a price, their dollars."""
+
+    input_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="Input tokens spent (cached answers left out); null: none reported.",
+    )
+    output_tokens = serializers.IntegerField(allow_null=True)
+    cached_input_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="Of the input tokens, those the provider served from its prompt cache; null "
+        "where it reports none.",
+    )
+    cached_share = serializers.FloatField(allow_null=True)
+    cost_usd = serializers.FloatField(
+        allow_null=True, help_text="What the tokens cost in US dollars; null: no price."
+    )
+    cost_per_264_usd = serializers.FloatField(
+        allow_null=True, help_text="The cost scaled to a whole run of 264 episodes."
+    )
+    price_source = serializers.ChoiceField(
+        choices=["run", "table", "setting"],
+        allow_null=True,
+        help_text="Where the price comes from: the run's own prices, the site's price table, "
+        "or MIRRORBENCH_PRICES; null: no price.",
+    )
+
+
+def _prices(serializer: serializers.Field) -> dict[str, dict[str, float]]:
+    """The site's price table, read once per response."""
+    root = serializer.root
+    table: dict[str, dict[str, float]] | None = getattr(root, "_price_table", None)
+    if table is None:
+        table = price_table()
+        setattr(root, "_price_table", table)  # noqa: B010 (the root is any serializer)
+    return table
 
 
 class RunListApi(generics.ListAPIView[Run]):
@@ -48,6 +87,11 @@ class RunListApi(generics.ListAPIView[Run]):
         )
         counts = EpisodeCountsSerializer(source="*")
         scores = ScoreRowSerializer(many=True)
+        cost = serializers.SerializerMethodField()
+
+        @extend_schema_field(RunCostSerializer)
+        def get_cost(self, run: Run) -> dict[str, Any]:
+            return run_cost(run=run, table=_prices(self)).as_dict()
 
         class Meta:
             model = Run
@@ -67,6 +111,7 @@ class RunListApi(generics.ListAPIView[Run]):
                 "counts",
                 "cognitive_stability",
                 "scores",
+                "cost",
             )
             ref_name = "RunSummary"
 

@@ -15,12 +15,14 @@ from django.utils import timezone
 
 from evaluation.adapters.base import public_base_url
 from evaluation.config import RunConfig, bundle_header
+from evaluation.cost import tokens_dollars
 from evaluation.errors import REFUSAL_PREFIX, ErrorCounts, refusal_kind
 from evaluation.estimate import TYPICAL_STEPS, estimate_run
 from evaluation.metrics import EpisodeResult, score_json
 from evaluation.registry import parse_agent_spec
 from evaluation.vocabulary import AVG, OVERALL, PAPER_TABLES, TABLES, TRACKS, table_label
 from leaderboard.accounts.roles import is_moderator
+from leaderboard.boards.costs import run_price
 from leaderboard.boards.selectors import scores_prefetch
 from leaderboard.models import (
     Episode,
@@ -384,16 +386,14 @@ def eta_text(eta: tuple[float, float] | None) -> str:
 
 
 def tokens_cost(run: Run, input_tokens: int, output_tokens: int) -> float | None:
-    """Return the run's cost so far in US dollars, when a price is configured for its agent
-    (``input_tokens`` and ``output_tokens``: those spent, cached steps left out)."""
-    config = run.config
-    price = settings.MIRRORBENCH_PRICES.get(config.agent) if config else None
+    """Return the run's cost so far in US dollars, when the site knows a price for it
+    (``run_price``; ``input_tokens`` and ``output_tokens``: those spent, cached steps left
+    out)."""
+    price, _ = run_price(run)
     if not price:
         return None
-    cost = input_tokens * float(price.get("input_per_mtok", 0)) + output_tokens * float(
-        price.get("output_per_mtok", 0)
-    )
-    return round(cost / 1e6, 4)
+    dollars = tokens_dollars(price, input_tokens=input_tokens, output_tokens=output_tokens)
+    return round(dollars, 4)
 
 
 def finished_episodes(run: Run) -> QuerySet[Episode]:

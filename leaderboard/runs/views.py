@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from evaluation.config import RunConfigError
 from evaluation.registry import PROVIDERS
 from evaluation.vocabulary import LEVEL_KEYS
+from leaderboard.boards.costs import run_cost
 from leaderboard.errors import FieldError
 from leaderboard.exports import csv_response
 from leaderboard.models import Run
@@ -101,6 +102,7 @@ def _run_context(
         "progress": run_progress(run=run),
         "endpoint": run_endpoint(run=run, user=request.user),
         "run_file": run_has_config(run=run),
+        "cost": run_cost(run=run),
     }
 
 

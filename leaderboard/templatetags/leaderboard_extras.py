@@ -32,6 +32,11 @@ def params(value: Any) -> str:
 
 
 @register.filter
+def dollars(value: Any) -> str:
+    return formatting.dollars(value)
+
+
+@register.filter
 def thousands(value: Any) -> str:
     return formatting.thousands(value)
 

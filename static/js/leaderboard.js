@@ -75,14 +75,14 @@
 })();
 
 // Frames not stored yet: a card shows a placeholder and names its frame in data-frame, so the
-// page never waits while frames are rendered. Once the page has loaded, ask for them two at a
-// time, in page order, and put each in as it arrives; a busy server's 503 or 429 is asked
+// page never waits while frames are rendered. Once the page has loaded, ask for them four at a
+// time, those in view first, and put each in as it arrives; a busy server's 503 or 429 is asked
 // again after its Retry-After. New cards (a live run's) announce themselves with the
 // "frames:added" event.
 (function () {
   "use strict";
   if (!window.fetch || !window.URL || !URL.createObjectURL) { return; }
-  var AT_ONCE = 2;
+  var AT_ONCE = 4;  // of a browser's six connections to a server: the page's own requests go on
   var TRIES = 30;
   var waiting = [];  // [url, tries], in page order
   var known = {};  // url -> its image source once it has arrived, or "" while asked for
@@ -136,13 +136,18 @@
 
   function collect() {
     fill();
+    var fresh = [];
     document.querySelectorAll("img[data-frame]").forEach(function (img) {
       var url = img.dataset.frame;
       if (!(url in known)) {
         known[url] = "";
-        waiting.push([url, 0]);
+        var box = img.getBoundingClientRect();
+        fresh.push([url, 0, box.bottom > 0 && box.top < window.innerHeight ? 0 : 1]);
       }
     });
+    // The frames in view first, then the rest in page order (the sort is stable).
+    fresh.sort(function (a, b) { return a[2] - b[2]; });
+    waiting = waiting.concat(fresh);
     next();
   }
 

@@ -765,8 +765,9 @@ class TestSixtyModelsAndARunEvaluatedHere:
             ("/api/leaderboards/3/?q=Qwen2.5-VL-72B+(copy+1)", "/api/leaderboards/3/", 3),
             # MLLM level tables, all level tables, their runs with model entries
             ("/api/tracks/?source=evaluated", "/api/tracks/", 3),
-            # count, page with model entries, benchmarks and episode counts, scores
-            ("/api/runs/?model=random-here", "/api/runs/", 3),
+            # count, page with model entries, benchmarks and episode counts, scores; the price
+            # table
+            ("/api/runs/?model=random-here", "/api/runs/", 4),
             # count, page with scenes
             ("/api/episodes/?level=0&scene={scene}", "/api/episodes/", 2),
         ],
@@ -796,8 +797,8 @@ class TestSixtyModelsAndARunEvaluatedHere:
             # the entry, its public runs, their scores
             ("/api/models/qwen25-vl-72b-copy-0/", 3),
             # the run with its model entry, benchmark and episode counts; its scores; its
-            # finished episodes by status and error category; its refused steps
-            ("/api/runs/{run}/", 4),
+            # finished episodes by status and error category; its refused steps; its price
+            ("/api/runs/{run}/", 5),
             # the episode with its scene and run; its steps (its frame keys are computed: they
             # were registered when it was stored)
             ("/api/episodes/{episode}/", 2),

@@ -160,9 +160,10 @@ class TestABoard:
             "/api/charts/radar/?m=random&amp;m=small-vl-7b",
             "/api/charts/trajectories/?m=random&amp;m=small-vl-7b",
             "/api/charts/tracks/",
+            "/api/charts/cost/",
         ):
             assert f'data-chart-url="{url}"' in content
-        assert content.count('<details class="chart-data"') == 5
+        assert content.count('<details class="chart-data"') == 6
         assert content.count('<select name="m"') == 4
         assert '<option value="random" selected>' in content
         assert 'href="/compare/?m=random&amp;m=small-vl-7b"' in content
@@ -279,7 +280,8 @@ class TestABoard:
                 client.get(url)
         with django_assert_max_num_queries(3):
             client.get("/api/charts/radar/?m=random&m=gpt-41-api")
-        with django_assert_max_num_queries(6):
+        # ... and the cost chart's runs and the price table.
+        with django_assert_max_num_queries(8):
             client.get("/charts/")
 
 

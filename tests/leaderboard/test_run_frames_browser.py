@@ -49,9 +49,9 @@ def test_a_run_page_loads_before_its_thumbnails_and_fills_them_as_they_arrive(
     assert all(
         "frame-pending" in (src or "") for src in images.evaluate_all("(i) => i.map((e) => e.src)")
     )
-    # Asked for after the load, two at a time.
+    # Asked for after the load, four at a time.
     page.wait_for_timeout(300)
-    assert len(held) == 2
+    assert len(held) == 4
     for route in held:
         route.continue_()
     page.unroute(FRAMES)
