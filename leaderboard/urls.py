@@ -8,6 +8,7 @@ from leaderboard.boards import views as boards
 from leaderboard.charts import views as charts
 from leaderboard.frames import views as frames
 from leaderboard.play import views as play
+from leaderboard.releases import views as releases
 from leaderboard.replays import views as replays
 from leaderboard.runs import views as runs
 from leaderboard.submissions import views as submissions
@@ -114,4 +115,11 @@ urlpatterns = [
     path("leaderboard/overall.csv", boards.leaderboard_csv, name="overall-csv"),
     re_path(r"^leaderboard/level-(?P<table>[0-3])\.csv$", boards.leaderboard_csv, name="level-csv"),
     path("leaderboard/tracks.csv", boards.tracks_csv, name="tracks-csv"),
+    path("releases/", releases.releases_page, name="releases"),
+    re_path(r"^releases/(?P<version>[0-9.]{1,40})\.zip$", releases.release_zip, name="release-zip"),
+    re_path(
+        r"^releases/(?P<version>[0-9.]{1,40})/(?P<name>[A-Za-z0-9_./-]{1,200})$",
+        releases.release_file,
+        name="release-file",
+    ),
 ]
