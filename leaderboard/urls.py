@@ -11,6 +11,7 @@ from leaderboard.play import views as play
 from leaderboard.releases import views as releases
 from leaderboard.replays import views as replays
 from leaderboard.runs import views as runs
+from leaderboard.search import views as search
 from leaderboard.submissions import views as submissions
 
 app_name = "leaderboard"
@@ -68,6 +69,7 @@ urlpatterns = [
         frames.frame_file,
         name="frame",
     ),
+    path("search/", search.search_page, name="search"),
     path("scenes/", replays.scenes_page, name="scenes"),
     path("scenes/<str:scene_id>/", replays.scene_page, name="scene"),
     path("accounts/signup/", accounts.signup, name="signup"),

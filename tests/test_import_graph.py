@@ -21,7 +21,9 @@ PACKAGES = ("leaderboard", "evaluation", "simulation", "mirrorbench_site", "mirr
 LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
     "leaderboard.apps": (
         "AppConfig.ready: the system checks and signal receivers need the app registry loaded",
-        frozenset({"leaderboard.checks", "leaderboard.accounts.services"}),
+        frozenset(
+            {"leaderboard.checks", "leaderboard.accounts.services", "leaderboard.search.index"}
+        ),
     ),
     "evaluation.cli": (
         "each command loads only what it runs, so `mirrorbench --help` starts at once",

@@ -1,0 +1,1 @@
+"""Search across every public response: steps whose answer has the words asked for."""
