@@ -7,6 +7,7 @@ from leaderboard.accounts import views as accounts
 from leaderboard.boards import views as boards
 from leaderboard.charts import views as charts
 from leaderboard.frames import views as frames
+from leaderboard.mirror_use import views as mirror_use
 from leaderboard.play import views as play
 from leaderboard.releases import views as releases
 from leaderboard.replays import views as replays
@@ -20,6 +21,8 @@ urlpatterns = [
     path("", boards.leaderboard_page, name="overall"),
     re_path(r"^levels/(?P<table>[0-3])/$", boards.leaderboard_page, name="level"),
     path("tracks/", boards.tracks, name="tracks"),
+    path("mirror-use/", mirror_use.mirror_use_page, name="mirror-use"),
+    path("mirror-use.csv", mirror_use.mirror_use_csv, name="mirror-use-csv"),
     path("models/<slug:slug>/", boards.model_page, name="model"),
     path("models/<slug:slug>/badge.svg", boards.model_badge_svg, name="model-badge"),
     path(
