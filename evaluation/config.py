@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from evaluation.adapters.base import public_base_url
 from evaluation.agents import AgentFactory
 from evaluation.bundle import BUNDLE_VERSION, benchmark_version, now_iso, tool_version
 from evaluation.cache import ResponseCache
@@ -204,9 +205,14 @@ def bundle_header(
     tool. The renderer's ``image_history`` is the configuration's for agents that look at
     images, 0 for the others. A run under a control condition names it (``condition``); a run
     of the paper's protocol has no such key, so its header is what it always was. A run of
-    several repeats says how many in ``selection.repeats``.
+    several repeats says how many in ``selection.repeats``. ``config`` is the resolved
+    configuration itself (``RunConfig.as_dict``, the endpoint without credentials), so that
+    ``evaluation.run_file.config_from_header`` gives back exactly what wrote the bundle.
     """
     spec = config.agent_spec
+    resolved = config.as_dict()
+    if config.base_url:
+        resolved["base_url"] = public_base_url(config.base_url)
     return {
         "type": "header",
         "bundle_version": BUNDLE_VERSION,
@@ -227,6 +233,7 @@ def bundle_header(
         "created": created or now_iso(),
         "tool": {"name": "mirrorbench", "version": tool_version(), **(tool or {})},
         **header_extras(config.agent, base_url=config.base_url, params=config.params),
+        "config": resolved,
     }
 
 

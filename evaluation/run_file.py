@@ -108,9 +108,21 @@ def run_file_text(
 def config_from_header(header: Mapping[str, Any]) -> RunConfig:
     """Return the configuration a bundle header describes (for runs stored without one).
 
+    A header that stores its resolved configuration (``config``, written since issue 34) gives
+    it back whole, ``pairs`` and ``use_cache`` included, its endpoint as the header's ``model``
+    names it (a site shows an outsider only the scheme and host); an older header is read from
+    its parts.
+
     Raises:
         RunConfigError: The header names an agent or a value that no configuration takes.
     """
+    stored = header.get("config")
+    if isinstance(stored, Mapping):
+        resolved = dict(stored)
+        model = header.get("model")
+        if resolved.get("base_url") and isinstance(model, Mapping) and model.get("base_url"):
+            resolved["base_url"] = model["base_url"]
+        return RunConfig.from_dict({k: v for k, v in resolved.items() if v is not None})
     agent = header.get("agent") or {}
     renderer = header.get("renderer") or {}
     selection = header.get("selection") or {}

@@ -486,13 +486,19 @@ def run_endpoint(*, run: Run, user: Any) -> str | None:
 
 
 def header_for(header: dict[str, Any], *, run: Run, user: Any) -> dict[str, Any]:
-    """``header`` (a run's bundle header) with its endpoint as ``user`` may see it."""
+    """``header`` (a run's bundle header) with its endpoint as ``user`` may see it: in the
+    model's description and in the resolved configuration (``config``) alike."""
     model = header.get("model")
     if not isinstance(model, dict) or not model.get("base_url"):
         return header
     if endpoint_visible_whole(run=run, user=user):
         return header
-    return {**header, "model": {**model, "base_url": endpoint_origin(model["base_url"])}}
+    origin = endpoint_origin(model["base_url"])
+    shown = {**header, "model": {**model, "base_url": origin}}
+    config = header.get("config")
+    if isinstance(config, dict) and config.get("base_url"):
+        shown["config"] = {**config, "base_url": origin}
+    return shown
 
 
 def stale_after() -> timedelta:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 
 import pytest
 
-from evaluation.bundle import read_bundle
+from evaluation.bundle import read_bundle, schema_errors
 from evaluation.cli import main
-from evaluation.config import RunConfig, RunConfigError
+from evaluation.config import RunConfig, RunConfigError, bundle_header
 from evaluation.run_file import (
     Execution,
     config_from_header,
@@ -16,6 +17,7 @@ from evaluation.run_file import (
     run_file_from_dict,
     run_file_text,
 )
+from simulation.catalogue import select_scenes
 
 
 @pytest.mark.parametrize(
@@ -95,3 +97,45 @@ def test_mirrorbench_run_names_the_field_a_run_file_gets_wrong(tmp_path, capsys)
     assert f"{path}: seed: expected a whole number" in err
     assert main(["run"]) == 2
     assert "--agent" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        RunConfig(agent="random", seed=5, image_size=32),
+        RunConfig(
+            agent="openai:gpt-4o",
+            base_url="https://user:secret@models.example/v1?key=k-1",
+            levels=(2,),
+            max_tokens=256,
+            pairs=(("male_0-mano_white-splash", 2),),
+            use_cache=False,
+            condition="moved-mark",
+            repeats=3,
+        ),
+    ],
+    ids=["baseline", "model"],
+)
+def test_every_header_stores_the_resolved_configuration_and_gives_it_back(config):
+    header = bundle_header(config, scenes=["male_0-mano_white-splash"])
+    assert schema_errors(header, "header") == []
+    stored = header["config"]
+    assert {k: v for k, v in stored.items() if k != "base_url"} == {
+        k: v for k, v in config.as_dict().items() if k != "base_url"
+    }
+    if config.base_url:
+        # Never a credential: the endpoint as the header's model names it.
+        assert stored["base_url"] == "https://models.example/v1" == header["model"]["base_url"]
+        assert config_from_header(header) == dataclasses.replace(
+            config, base_url="https://models.example/v1"
+        )
+    else:
+        # pairs, use_cache and repeats, which the header's parts do not hold, come back too.
+        assert config_from_header(header) == config
+
+
+def test_a_header_written_before_it_stored_its_configuration_is_read_from_its_parts():
+    config = RunConfig(agent="oracle", levels=(0, 3), scenes="robot", seed=2, image_size=64)
+    header = bundle_header(config, scenes=[s.id for s in select_scenes("robot")])
+    del header["config"]
+    assert config_from_header(header) == config

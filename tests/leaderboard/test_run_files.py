@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evaluation.bundle import read_bundle
@@ -76,3 +78,20 @@ def test_an_imported_runs_file_repeats_it(client, tmp_path):
     played = {(e["scene_id"], e["level"]): e["distances"] for e in read_bundle(bundle).episodes}
     replayed = {(e["scene_id"], e["level"]): e["distances"] for e in read_bundle(again).episodes}
     assert replayed == played
+
+
+def test_the_bundle_header_holds_the_configuration_with_the_endpoint_as_the_visitor_may_see_it(
+    client, hosted_run, alice
+):
+    header = hosted_run.metadata
+    header["model"]["base_url"] = header["config"]["base_url"] = SECRET_PATH
+    Run.objects.filter(pk=hosted_run.pk).update(
+        spec={**hosted_run.spec, "base_url": SECRET_PATH}, metadata=header
+    )
+    public = client.get(f"/runs/{hosted_run.pk}/bundle.jsonl").content.decode()
+    header = json.loads(public.splitlines()[0])
+    assert header["config"]["base_url"] == "https://models.example" and "d-123" not in public
+    assert header["config"]["seed"] == 4 and header["config"]["max_tokens"] == 300
+    client.force_login(alice)
+    own = json.loads(client.get(f"/runs/{hosted_run.pk}/bundle.jsonl").content.splitlines()[0])
+    assert own["config"]["base_url"] == SECRET_PATH
