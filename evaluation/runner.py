@@ -26,10 +26,11 @@ from evaluation.agents import Agent, AgentFactory, Decision, Observation
 from evaluation.bundle import (
     BundleWriter,
     episode_record,
+    episode_repeat,
     now_iso,
     read_bundle,
 )
-from evaluation.config import RunConfig, bundle_header
+from evaluation.config import RunConfig, bundle_header, episode_seed
 from evaluation.memory import limit_malloc_arenas
 from evaluation.messages import ImagePart, TransportError
 from evaluation.metrics import episode_score
@@ -261,8 +262,12 @@ def run_episode(
     on_step: Callable[[dict[str, Any]], None] | None = None,
     prior_steps: Sequence[dict[str, Any]] = (),
     slots: RequestSlots | None = None,
+    repeat: int | None = None,
 ) -> dict[str, Any]:
     """Play one episode and return its bundle record.
+
+    ``repeat`` is which of its run's repeats the episode is, recorded in the bundle when given
+    (a run of several repeats); the agent starts with ``seed`` as it is.
 
     ``prior_steps`` are the steps of an interrupted attempt, already stored: they are replayed
     (checked against the dynamics, not asked again) and the episode goes on from there.
@@ -316,6 +321,7 @@ def run_episode(
         metrics=metrics,
         started=started,
         finished=now_iso(),
+        repeat=repeat,
     )
 
 
@@ -343,12 +349,14 @@ def run(
     render_threads: int | None = None,
     progress_stream: TextIO | None = None,
 ) -> RunResult:
-    """Run every (scene, level) episode ``config`` selects and write the bundle ``out``.
+    """Run every (scene, level) episode ``config`` selects, ``config.repeats`` times each, and
+    write the bundle ``out``.
 
     ``make_agent`` makes the agents of ``config.agent`` (``evaluation.config.agent_factory``);
     the header describes ``config`` (``evaluation.config.bundle_header``). With ``resume`` the
     completed episodes of an existing bundle with the same header are kept and skipped; errored
-    and unfinished ones run again.
+    and unfinished ones run again. Repeat ``r`` of an episode starts its agent with the seed
+    ``episode_seed(config.seed, r)`` and is recorded with its ``repeat`` when there are several.
 
     The scenes are played under ``config.condition`` (their marks, goals and views as it has
     them); the prompts, budgets and metrics are the same under every condition.
@@ -368,14 +376,16 @@ def run(
         _check_resumable(previous.header, header, out)
         header["created"] = previous.header["created"]
         keep = [e for e in previous.episodes if e.get("status") == COMPLETED]
-    done = {(e["scene_id"], e["level"]) for e in keep}
-    # Scene by scene, all its levels together: the levels of a scene show the same cells
-    # (the start, the first moves), which the frame cache then serves instead of the renderer.
+    done = {(e["scene_id"], e["level"], episode_repeat(e)) for e in keep}
+    repeats = config.repeats
+    # Scene by scene, all its levels and repeats together: they show the same cells (the
+    # start, the first moves), which the frame cache then serves instead of the renderer.
     todo = [
-        (s, level)
+        (s, level, repeat)
         for s in scenes
         for level in levels
-        if (s.id, level) not in done and (not wanted or (s.id, level) in wanted)
+        for repeat in range(repeats)
+        if (s.id, level, repeat) not in done and (not wanted or (s.id, level) in wanted)
     ]
     progress = RunProgress(len(todo), progress_stream)
     frames = (
@@ -384,7 +394,7 @@ def run(
         else None
     )
     if frames is not None:
-        frames.pool.expect(scene for scene, _ in todo)  # compiled ahead while the cores idle
+        frames.pool.expect(scene for scene, _, _ in todo)  # compiled ahead while the cores idle
     # ``workers`` requests in flight. One more episode open per render thread fills the slot
     # an episode leaves while it waits for its next frame; when slots still go unused while
     # the render threads have nothing queued, one more opens, up to twice the workers.
@@ -398,18 +408,19 @@ def run(
     slots = RequestSlots(workers, on_idle=slot_idle if frames is not None else None)
     started = time.monotonic()
 
-    def play(writer: BundleWriter, index: int, scene: Scene, level: int) -> None:
+    def play(writer: BundleWriter, index: int, scene: Scene, level: int, repeat: int) -> None:
         admission.enter(index)
         try:
             record = run_episode(
                 scene,
                 level,
                 make_agent(),
-                seed=seed,
+                seed=episode_seed(seed, repeat),
                 frames=frames,
                 image_size=image_size,
                 on_step=lambda step: progress.step(bad=step["option"] is None),
                 slots=slots,
+                repeat=repeat if repeats > 1 else None,
             )
             # Stored before the next episode may open: the bundle lists episodes in the order
             # they finish, which with one worker is the run's order, and a crash elsewhere
@@ -424,8 +435,8 @@ def run(
         with BundleWriter(out, header, keep=keep) as writer:
             try:
                 futures = [
-                    pool.submit(play, writer, i, scene, level)
-                    for i, (scene, level) in enumerate(todo)
+                    pool.submit(play, writer, i, scene, level, repeat)
+                    for i, (scene, level, repeat) in enumerate(todo)
                 ]
                 for future in as_completed(futures):
                     future.result()  # an episode's crash stops the run
