@@ -86,9 +86,11 @@ RANKED_KINDS = (ModelEntry.Kind.PROPRIETARY, ModelEntry.Kind.OPEN_WEIGHTS)
 reference rows: shown for comparison, never ranked against."""
 
 
-SANITY_CHECK_AGENTS = ("oracle",)
+SANITY_CHECK_AGENTS = ("oracle", "chest", "mirror-confused")
 """Baselines hidden unless asked for (``baselines=show``): the oracle knows the way to the mark,
-so its 1.000s say the scoring works, not how hard the task is."""
+so its 1.000s say the scoring works, not how hard the task is; chest (go to where the mark
+always is) and mirror-confused (go to the mark's mirror image) are the control conditions'
+shortcut policies, played for the mirror-use view."""
 
 
 def sanity_check(*, kind: str, slug: str, agent: str = "") -> bool:

@@ -106,9 +106,12 @@ def cost_figure(points: Sequence[CostPoint]) -> Chart:
                 hoverinfo="skip",
             )
         )
+    dearest = max((float(p.cost.per_full_run or 0.0) for p in placed), default=0.0)
+    # Room right of the dearest run for its name (centred on the marker).
+    x_range = {"range": [0, dearest * 1.15]} if dearest > 0 else {"rangemode": "tozero"}
     layout: dict[str, Any] = _layout(
         height=480,
-        xaxis=_axis(f"US dollars per {FULL_RUN_EPISODES} episodes", rangemode="tozero"),
+        xaxis=_axis(f"US dollars per {FULL_RUN_EPISODES} episodes", **x_range),
         yaxis=_axis("Task performance (overall AVG)"),
     )
     if not placed:

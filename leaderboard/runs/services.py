@@ -15,7 +15,13 @@ from django.utils import timezone
 
 from evaluation.config import RunConfig
 from evaluation.registry import AGENTS, AgentSpecError, model_spec, parse_agent_spec
-from evaluation.vocabulary import LEVELS, MAIN_CONDITION, levels_text
+from evaluation.vocabulary import (
+    CONDITIONS,
+    CONTROL_CONDITIONS,
+    LEVELS,
+    MAIN_CONDITION,
+    levels_text,
+)
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import (
@@ -283,6 +289,42 @@ def baseline_runs_ensure() -> list[Run]:
         ).exists()
         if not exists:
             created.append(run_create(model_entry=entry, config=RunConfig(agent=agent)))
+    return created
+
+
+CONTROL_BASELINE_AGENTS = ("random", "oracle", "mirror-confused", "chest")
+"""The baselines ``make run`` also plays under every control condition: the mirror-use view's
+reference rows (what no use of the mirror, or a perfect one, looks like)."""
+
+
+def baseline_control_runs_ensure() -> list[Run]:
+    """Queue, for each of ``CONTROL_BASELINE_AGENTS``, a run of every condition it has none of
+    in the current version: the controls for all, and main for those ``baseline_runs_ensure``
+    does not play (mirror-confused, chest), so each has a main run to be contrasted with.
+
+    One repeat each (the engine plays a blind baseline's 264 episodes in about 4 s); idempotent
+    as ``baseline_runs_ensure`` is. Control runs are never listed; the main runs of
+    mirror-confused and chest are sanity-check rows, hidden on the boards unless asked for.
+    """
+    created = []
+    for agent in CONTROL_BASELINE_AGENTS:
+        name = AGENTS[agent].label
+        entry = ModelEntry.objects.filter(name=name).first() or model_entry_upsert(
+            name=name, kind=ModelEntry.Kind.BASELINE
+        )
+        played = set(
+            Run.objects.filter(
+                model_entry=entry,
+                source=Run.Source.EVALUATED,
+                benchmark__name=BENCHMARK_VERSION,
+                status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
+            ).values_list("condition", flat=True)
+        )
+        wanted = CONDITIONS if agent not in BASELINE_AGENTS else CONTROL_CONDITIONS
+        for condition in wanted:
+            if condition not in played:
+                config = RunConfig(agent=agent, condition=condition)
+                created.append(run_create(model_entry=entry, config=config))
     return created
 
 

@@ -80,7 +80,11 @@ def _run_errors_context(
         "errors_limit": f"{settings.MIRRORBENCH_MAX_ERRORED_SHARE:.1%}",
         # A refused POST shows its form with the reasons, whatever the run's state.
         "rerun_form": form if form is not None else (RerunErroredForm() if can_rerun else None),
-        "rerun_needs_key": can_rerun and run.owner_id is not None,
+        # A hosted model run's key was erased when it ended; a baseline needs none.
+        "rerun_needs_key": can_rerun
+        and run.owner_id is not None
+        and run.config is not None
+        and run.config.agent_spec.is_model,
     }
 
 

@@ -11,10 +11,11 @@ from django.contrib.auth.models import Permission, User
 from evaluation.bundle import read_bundle
 from evaluation.config import RunConfig
 from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.boards.selectors import sanity_check
 from leaderboard.frames.services import episode_frames_register
 from leaderboard.models import Episode, Frame, ModelEntry, Run, Step
 from leaderboard.runs.imports import run_import_bundle
-from leaderboard.runs.services import run_create, run_start
+from leaderboard.runs.services import baseline_control_runs_ensure, run_create, run_start
 from leaderboard.submissions.services import submission_create
 from leaderboard.worker import episode_evaluate
 from simulation.renderer import frame_key
@@ -136,3 +137,23 @@ def test_the_worker_plays_a_hosted_run_under_its_condition(condition, reached):
     assert episode.success is reached
     frames = Frame.objects.filter(scene=episode.scene, condition=condition)
     assert frames.exists()
+
+
+def test_make_run_queues_each_baseline_under_every_condition_once(
+    django_capture_on_commit_callbacks,
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        created = baseline_control_runs_ensure()
+    played = {(r.agent, r.condition) for r in created}
+    controls = {"no-mirror", "mark-unseen", "moved-mark"}
+    # random and oracle have their main runs from baseline_runs_ensure; the others get one.
+    assert played == {
+        *((agent, c) for agent in ("random", "oracle") for c in controls),
+        *((agent, c) for agent in ("mirror-confused", "chest") for c in {"main", *controls}),
+    }
+    assert all(r.episodes_expected == 264 and r.config.condition == r.condition for r in created)
+    with django_capture_on_commit_callbacks(execute=False):
+        assert baseline_control_runs_ensure() == []
+    # The shortcut baselines' main rows stay behind the boards' baselines switch.
+    assert sanity_check(kind="baseline", slug="chest", agent="chest")
+    assert sanity_check(kind="baseline", slug="mirror-confused", agent="mirror-confused")

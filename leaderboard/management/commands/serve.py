@@ -40,8 +40,9 @@ from django.conf import settings
 from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.vocabulary import MAIN_CONDITION
 from leaderboard.management.commands.prepare_data_dir import PRIVATE_UMASK
-from leaderboard.runs.services import baseline_runs_ensure
+from leaderboard.runs.services import baseline_control_runs_ensure, baseline_runs_ensure
 from mirrorbench_site.celery import beat_command, privileges_options, worker_command
 
 logger = logging.getLogger(__name__)
@@ -219,9 +220,10 @@ class Command(BaseCommand):
             # sent (mirrorbench.E003), never written to this command's output, the log.
             self.check(tags=[Tags.security], include_deployment_checks=True)
         if not options["no_baselines"]:
-            for run in baseline_runs_ensure():
+            for run in [*baseline_runs_ensure(), *baseline_control_runs_ensure()]:
+                under = "" if run.condition == MAIN_CONDITION else f" under {run.condition}"
                 self.stdout.write(
-                    f"Queued run {run.pk}: {run.agent} on {run.episodes_expected} episodes"
+                    f"Queued run {run.pk}: {run.agent}{under} on {run.episodes_expected} episodes"
                 )
         bind = f"{options['host']}:{options['port']}"
         level = settings.MIRRORBENCH_LOG_LEVEL
