@@ -5,6 +5,7 @@ from django.urls import path, re_path
 from leaderboard import pages
 from leaderboard.accounts import views as accounts
 from leaderboard.boards import views as boards
+from leaderboard.cards import views as cards
 from leaderboard.charts import views as charts
 from leaderboard.frames import views as frames
 from leaderboard.mirror_use import views as mirror_use
@@ -25,6 +26,7 @@ urlpatterns = [
     path("mirror-use.csv", mirror_use.mirror_use_csv, name="mirror-use-csv"),
     path("models/<slug:slug>/", boards.model_page, name="model"),
     path("models/<slug:slug>/badge.svg", boards.model_badge_svg, name="model-badge"),
+    path("models/<slug:slug>/card.png", cards.model_card_png, name="model-card"),
     path(
         "models/<slug:slug>/eval_results.yaml",
         boards.model_eval_results_yaml,
@@ -42,9 +44,11 @@ urlpatterns = [
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),
+    path("runs/<int:run_id>/card.png", cards.run_card_png, name="run-card"),
     path("runs/<int:run_id>/behaviour.csv", replays.run_behaviour_csv, name="run-behaviour"),
     path("episodes/compare/", replays.episode_compare_page, name="episode-compare"),
     path("episodes/<int:episode_id>/", replays.episode_page, name="episode"),
+    path("episodes/<int:episode_id>/card.png", cards.episode_card_png, name="episode-card"),
     path(
         "episodes/<int:episode_id>/prompt.txt",
         replays.episode_prompt_text,

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evaluation.cost import check_price
 from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
 from evaluation.vocabulary import CONDITIONS, LEVELS, MAIN_CONDITION, METRICS
@@ -348,6 +349,21 @@ class EvaluationCreateApi(APIView):
             "beside it at the same cost and never ranked in the main tables.",
         )
         private = serializers.BooleanField(default=False)
+        price = serializers.JSONField(
+            required=False,
+            allow_null=True,
+            help_text="The model's prices for this run, US dollars per million tokens: "
+            '{"input_per_mtok": 2.5, "output_per_mtok": 10, "cached_input_per_mtok": 1.25} '
+            "(the last optional); they come before the site's price table.",
+        )
+
+        def validate_price(self, value: Any) -> dict[str, float] | None:
+            if value is None:
+                return None
+            try:
+                return check_price(value)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from None
 
         def validate_levels(self, value: list[int]) -> list[int]:
             if len(set(value)) != len(value):

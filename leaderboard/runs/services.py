@@ -63,6 +63,7 @@ def run_create(
     owner: Any = None,
     visibility: str = Run.Visibility.PUBLIC,
     api_key: str | None = None,
+    price: dict[str, float] | None = None,
 ) -> Run:
     """Create a pending run of ``config`` with one pending episode per (scene, level); queue
     its start. The configuration is stored as ``Run.spec`` (read back as ``Run.config``).
@@ -70,6 +71,9 @@ def run_create(
     ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
     workers use their environment's key. Raises FieldError for an unknown agent (or one that
     plays in the browser), scene or level, or a base URL the server will not call.
+
+    ``price`` (as ``evaluation.cost.check_price`` returns it) prices the run's tokens before
+    the site's price table.
     """
     if config.base_url:
         try:
@@ -103,6 +107,7 @@ def run_create(
         visibility=visibility,
         condition=config.condition,
         agent=config.agent,
+        price=price,
         spec=config.as_dict(),
         episodes_expected=len(config.pairs) if config.pairs else len(scenes) * len(config.levels),
     )
@@ -439,4 +444,5 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
             owner=user,
             visibility=visibility,
             api_key=data["api_key"],
+            price=data.get("price"),
         )

@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.boards.scores import run_tokens_refresh
 from leaderboard.models import ModelPrice, Run, Step
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import UserFactory, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +96,53 @@ def test_the_cost_chart_draws_priced_runs_and_the_pareto_front(client, bundles):
 def test_the_cost_chart_refuses_a_bad_version_naming_it(client):
     response = client.get("/api/charts/cost/?version=v99")
     assert response.status_code == 400 and "version" in response.json()
+
+
+def _evaluator(client):
+    user = UserFactory(username="eve", permissions=["leaderboard.add_run"])
+    client.force_login(user)
+    return user
+
+
+def _body(**changes):
+    data = {
+        "provider": "openai",
+        "model": "gpt-4o",
+        "kind": "proprietary",
+        "api_key": "sk-test",
+        "levels": [0],
+        "scenes": "robot",
+    }
+    return {**data, **changes}
+
+
+def test_prices_given_at_evaluation_are_the_runs_own(client, django_capture_on_commit_callbacks):
+    _evaluator(client)
+    price = {"input_per_mtok": 2.5, "output_per_mtok": 10, "cached_input_per_mtok": 1.25}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            "/api/evaluations/", _body(price=price), content_type="application/json"
+        )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["run"])
+    assert run.price == {
+        "input_per_mtok": 2.5,
+        "output_per_mtok": 10.0,
+        "cached_input_per_mtok": 1.25,
+    }
+
+
+@pytest.mark.parametrize(
+    ("price", "message"),
+    [
+        ({"input_per_mtok": 2.5}, "output_per_mtok: required"),
+        ({"input_per_mtok": -1, "output_per_mtok": 1}, "input_per_mtok: expected a number"),
+        ("cheap", "expected an object"),
+    ],
+)
+def test_a_bad_price_is_a_400_naming_the_field(client, price, message):
+    _evaluator(client)
+    response = client.post("/api/evaluations/", _body(price=price), content_type="application/json")
+    assert response.status_code == 400
+    assert message in response.json()["price"][0]
+    assert not Run.objects.exists()
