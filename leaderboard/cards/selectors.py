@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from evaluation.vocabulary import LEVEL_KEYS, OUTCOMES, OVERALL, episode_outcome
-from leaderboard.boards.badges import badge_message, model_badge_score
+from leaderboard.boards.badges import model_badge_score
 from leaderboard.boards.selectors import model_entry_list
 from leaderboard.cards.images import HEIGHT, WIDTH, episode_card_png, score_card_png
 from leaderboard.data_version import data_version_cached
@@ -133,12 +133,24 @@ def episode_card(*, episode: Episode) -> bytes:
 
 
 def model_share_meta(*, entry: ModelEntry, absolute: Callable[[str], str]) -> ShareMeta:
-    """Return a model page's preview tags."""
-    score = model_badge_score(entry=entry, metric=f"{OVERALL}_avg")
+    """Return a model page's preview tags, from the entry as ``model_entry_detail`` gives it
+    (its public runs and their scores prefetched: no query)."""
+    rows = [
+        score
+        for run in sorted(entry.runs.all(), key=lambda run: not run.listed)
+        for score in run.scores.all()
+        if score.table == OVERALL and score.track == OVERALL
+    ]
+    if rows:
+        ci = (rows[0].ci or {}).get("avg")
+        interval = (ci[0], ci[1]) if ci else None
+        said = f"Overall AVG {rows[0].avg:.3f} ({_interval_text(interval, reported=True)})."
+    else:
+        said = "No score yet."
     return ShareMeta(
         title=f"{entry.name} on MirrorBench",
-        description=(f"Overall AVG {badge_message(score)}." if score else "No score yet.")
-        + " Mirror self-recognition of a multimodal LLM acting as an embodied agent.",
+        description=f"{said} Mirror self-recognition of a multimodal LLM acting as an embodied "
+        "agent.",
         url=absolute(reverse("leaderboard:model", args=[entry.slug])),
         image=absolute(reverse("leaderboard:model-card", args=[entry.slug])),
         image_alt=f"{entry.name}: overall AVG and a radar of the four levels",
@@ -157,12 +169,12 @@ def run_share_meta(*, run: Run, absolute: Callable[[str], str]) -> ShareMeta:
     )
 
 
-def episode_share_meta(*, episode: Episode, absolute: Callable[[str], str]) -> ShareMeta:
-    """Return an episode page's preview tags."""
+def episode_share_meta(*, episode: Episode, run: Run, absolute: Callable[[str], str]) -> ShareMeta:
+    """Return an episode page's preview tags (``run``: the episode's, as the page has it)."""
     outcome = episode_outcome(episode.status, episode.success) or ""
     label = OUTCOMES.get(outcome, episode.get_status_display())
     return ShareMeta(
-        title=f"{episode.run.model_entry.name}: {episode.scene.scene_id}, level {episode.level}",
+        title=f"{run.model_entry.name}: {episode.scene.scene_id}, level {episode.level}",
         description=f"{label} in {episode.steps_taken} steps. Watch the episode frame by frame "
         "on MirrorBench.",
         url=absolute(reverse("leaderboard:episode", args=[episode.pk])),
