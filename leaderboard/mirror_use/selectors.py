@@ -7,7 +7,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.metrics import EpisodeResult
 from evaluation.mirror_use import CONTRAST_METRICS, mirror_use
 from evaluation.vocabulary import (
     CONDITIONS,
@@ -16,7 +15,8 @@ from evaluation.vocabulary import (
     MAIN_CONDITION,
     OVERALL,
 )
-from leaderboard.models import Episode, ModelEntry, Run
+from leaderboard.models import ModelEntry, Run
+from leaderboard.runs.selectors import run_results
 from simulation.versions import BENCHMARK_VERSION
 
 TABLES = (*LEVEL_KEYS, OVERALL)
@@ -38,7 +38,8 @@ class MirrorUseRow:
 
 
 def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
-    """Return a row per model with a main run and at least one control run (two queries).
+    """Return a row per model with a main run and at least one control run (a query, then one
+    per run shown).
 
     Only public, completed runs of benchmark ``version`` count, the newest of each condition.
     Models come first, ranked by their overall main AVG, the baselines after them.
@@ -58,17 +59,11 @@ def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
         for entry, by_condition in chosen.items()
         if MAIN_CONDITION in by_condition and len(by_condition) > 1
     }
-    run_ids = [run.pk for by_condition in chosen.values() for run in by_condition.values()]
-    results: dict[int, list[EpisodeResult]] = defaultdict(list)
-    episodes = Episode.objects.filter(
-        run_id__in=run_ids, status=Episode.Status.COMPLETED
-    ).values_list("run_id", "scene__scene_id", "scene__track", "level", "distances", "repeat")
-    for run_id, scene_id, track, level, distances, repeat in episodes:
-        results[run_id].append(EpisodeResult(scene_id, track, level, distances, repeat=repeat))
     rows = []
     for by_condition in chosen.values():
         ordered = {c: by_condition[c] for c in CONDITIONS if c in by_condition}
-        use = mirror_use({c: results[run.pk] for c, run in ordered.items()})
+        # run_results knows how a run's episodes are scored (their repeats too): a query a run.
+        use = mirror_use({c: run_results(run=run) for c, run in ordered.items()})
         rows.append(MirrorUseRow(next(iter(ordered.values())).model_entry, ordered, use))
 
     def order(row: MirrorUseRow) -> tuple[bool, float, str]:

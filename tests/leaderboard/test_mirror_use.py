@@ -91,6 +91,6 @@ def test_private_control_runs_and_models_without_a_control_are_left_out(client, 
     )
 
 
-def test_the_rows_take_two_queries(chest_runs, django_assert_num_queries):
-    with django_assert_num_queries(2):
+def test_the_rows_take_a_query_and_one_per_run(chest_runs, django_assert_num_queries):
+    with django_assert_num_queries(1 + 3):
         assert len(mirror_use_rows()) == 1
