@@ -2,10 +2,10 @@
 
 SQLite (the embedded default): an FTS5 table over ``leaderboard_step.response`` (external
 content, so the text is stored once) that triggers keep in step with every insert, update and
-delete of a step, whatever stores it. PostgreSQL: a GIN index on the response's ``tsvector``
-(the ``simple`` configuration: no stemming, no stop words, over the response's letters and
-digits alone, so it holds the same words FTS5's ``unicode61`` tokenizer keeps), which
-PostgreSQL maintains itself.
+delete of a step, whatever stores it. PostgreSQL: a GIN index on a generated column, the
+response's ``tsvector`` (the ``simple`` configuration: no stemming, no stop words, over the
+response's letters and digits alone, so it holds the same words FTS5's ``unicode61`` tokenizer
+keeps), which PostgreSQL maintains itself.
 
 ``step_search_index_ensure`` creates what is missing and fills the FTS5 table from the steps
 already stored; the migration calls it, and so does every ``migrate`` afterwards: SQLite's
@@ -21,13 +21,16 @@ from django.db import connections
 FTS_TABLE = "leaderboard_step_fts"
 STEP_TABLE = "leaderboard_step"
 PG_INDEX = "leaderboard_step_response_fts"
+PG_COLUMN = "search_document"
+"""PostgreSQL: a generated column holding each response's ``tsvector``, computed once as the
+step is stored (so neither the index's build nor a query's recheck recomputes it); the Django
+model does not list it, and no insert names it."""
 PG_DOCUMENT = (
     "to_tsvector('simple'::regconfig, regexp_replace(response, '[^[:alnum:]]+', ' ', 'g'))"
 )
-"""The indexed expression; a query must use the very same one for PostgreSQL to use the index.
-Everything but letters and digits becomes a space first, as FTS5's tokenizer treats it:
-PostgreSQL's parser would otherwise drop ``<b>`` as an XML tag and keep ``1.5`` or
-``www.example.org`` as one word."""
+"""What the column holds. Everything but letters and digits becomes a space first, as FTS5's
+tokenizer treats it: PostgreSQL's parser would otherwise drop ``<b>`` as an XML tag and keep
+``1.5`` or ``www.example.org`` as one word."""
 
 _SQLITE_TRIGGERS = {
     f"{FTS_TABLE}_insert": f"""
@@ -74,10 +77,22 @@ def step_search_index_ensure(*, connection: Any) -> bool:
             return True
         if connection.vendor == "postgresql":
             cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [PG_INDEX])
-            if cursor.fetchone():
-                return False
+            indexed = cursor.fetchone() is not None
             cursor.execute(
-                f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {STEP_TABLE} USING GIN ({PG_DOCUMENT})"
+                "SELECT 1 FROM information_schema.columns WHERE table_name = %s "
+                "AND column_name = %s",
+                [STEP_TABLE, PG_COLUMN],
+            )
+            if indexed and cursor.fetchone() is not None:
+                return False
+            # An index without its column is an earlier expression index: build both afresh.
+            cursor.execute(f"DROP INDEX IF EXISTS {PG_INDEX}")
+            cursor.execute(
+                f"ALTER TABLE {STEP_TABLE} ADD COLUMN IF NOT EXISTS {PG_COLUMN} tsvector "
+                f"GENERATED ALWAYS AS ({PG_DOCUMENT}) STORED"
+            )
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {STEP_TABLE} USING GIN ({PG_COLUMN})"
             )
             return True
     return False
@@ -92,6 +107,7 @@ def step_search_index_drop(*, connection: Any) -> None:
             cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
         elif connection.vendor == "postgresql":
             cursor.execute(f"DROP INDEX IF EXISTS {PG_INDEX}")
+            cursor.execute(f"ALTER TABLE {STEP_TABLE} DROP COLUMN IF EXISTS {PG_COLUMN}")
 
 
 def search_index_after_migrate(*, using: str = "default", plan: Any = None, **_: Any) -> None:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from evaluation.vocabulary import CONFUSED, ERROR, FAILURE, SUCCESS, TRACK_KEYS
 from leaderboard.models import Episode, Frame, ModelEntry, Run, Step
 from leaderboard.replays.selectors import frame_urls
-from leaderboard.search.index import FTS_TABLE, PG_DOCUMENT, STEP_TABLE
+from leaderboard.search.index import FTS_TABLE, PG_COLUMN, STEP_TABLE
 from leaderboard.search.query import Part, Query, highlight, postgres_tsquery, sqlite_match
 
 RESULTS_PER_PAGE = 20
@@ -51,10 +51,9 @@ def _matching(steps: QuerySet[Step], query: Query) -> QuerySet[Step]:
             )
         )
     if connection.vendor == "postgresql":
-        document = PG_DOCUMENT.replace("response", f'"{STEP_TABLE}"."response"')
         return steps.alias(
             matched=RawSQL(
-                f"{document} @@ to_tsquery('simple'::regconfig, %s)",
+                f'"{STEP_TABLE}"."{PG_COLUMN}" @@ to_tsquery(\'simple\'::regconfig, %s)',
                 [postgres_tsquery(query)],
                 output_field=BooleanField(),
             )
@@ -77,7 +76,7 @@ def model_entry_exists(*, slug: str) -> bool:
     return ModelEntry.objects.filter(slug=slug).exists()
 
 
-def step_search(
+def step_search_queryset(
     *,
     query: Query,
     run: Run | None = None,
@@ -86,13 +85,8 @@ def step_search(
     track: str | None = None,
     outcome: str | None = None,
     condition: str | None = None,
-    page: int = 1,
-    per_page: int = RESULTS_PER_PAGE,
-) -> SearchPage:
-    """Return page ``page`` of the steps matching ``query``, newest first: of the public runs,
-    or of ``run`` alone (which the caller has checked the visitor may see, ``run_for``); the
-    filters narrow them by the run's model slug and condition and the episode's level, track
-    and outcome. Three queries: the steps, their frames, nothing more."""
+) -> QuerySet[Step]:
+    """Return the steps matching ``query`` and the filters, newest first (see step_search)."""
     steps = Step.objects.select_related("episode__scene", "episode__run__model_entry").defer(
         "request", "episode__distances", "episode__run__metadata", "episode__run__spec"
     )
@@ -111,8 +105,36 @@ def step_search(
         steps = steps.filter(episode__scene__track=TRACK_KEYS[track])
     if outcome:
         steps = steps.filter(_outcome_q(outcome))
+    return _matching(steps, query).order_by("-pk")
+
+
+def step_search(
+    *,
+    query: Query,
+    run: Run | None = None,
+    model: str | None = None,
+    level: int | None = None,
+    track: str | None = None,
+    outcome: str | None = None,
+    condition: str | None = None,
+    page: int = 1,
+    per_page: int = RESULTS_PER_PAGE,
+) -> SearchPage:
+    """Return page ``page`` of the steps matching ``query``, newest first: of the public runs,
+    or of ``run`` alone (which the caller has checked the visitor may see, ``run_for``); the
+    filters narrow them by the run's model slug and condition and the episode's level, track
+    and outcome. Three queries: the steps, their frames, nothing more."""
+    steps = step_search_queryset(
+        query=query,
+        run=run,
+        model=model,
+        level=level,
+        track=track,
+        outcome=outcome,
+        condition=condition,
+    )
     start = (page - 1) * per_page
-    found = list(_matching(steps, query).order_by("-pk")[start : start + per_page + 1])
+    found = list(steps[start : start + per_page + 1])
     has_next = len(found) > per_page
     found = found[:per_page]
     keys = {s.frame_key for s in found if s.frame_key}

@@ -180,7 +180,7 @@ def test_on_a_phone_one_menu_holds_every_destination(browser, site):
         box = tab.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], tab.inner_text()
     menu.locator("summary").click()
-    places = ["Leaderboard", "Charts", "Human vs robot", "Scenes", "Play", "About", "API"]
+    places = ["Leaderboard", "Charts", "Human vs robot", "Scenes", "Search", "Play", "About", "API"]
     for name in [*places, "Sign in", "Create account"]:
         link = menu.get_by_role("link", name=name, exact=True)
         expect(link).to_be_visible()
