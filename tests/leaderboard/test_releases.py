@@ -149,14 +149,14 @@ def test_the_releases_page_lists_each_release_with_its_files(media, listed_run, 
 
 
 def test_a_release_is_kept_in_the_s3_bucket_when_one_is_configured(
-    listed_run, s3_server, monkeypatch
+    listed_run, s3_server, monkeypatch, client
 ):
     import boto3
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
-    client.create_bucket(Bucket="releases-test")
+    bucket = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    bucket.create_bucket(Bucket="releases-test")
     s3 = {
         "default": {
             "BACKEND": "storages.backends.s3.S3Storage",
@@ -174,10 +174,10 @@ def test_a_release_is_kept_in_the_s3_bucket_when_one_is_configured(
         storages._storages.clear()
         try:
             call_command("release", "3.0", stdout=io.StringIO())
-            objects = client.list_objects_v2(Bucket="releases-test")["Contents"]
+            objects = bucket.list_objects_v2(Bucket="releases-test")["Contents"]
             keys = {o["Key"] for o in objects}
             manifest = json.loads(
-                client.get_object(Bucket="releases-test", Key="releases/3.0/manifest.json")[
+                bucket.get_object(Bucket="releases-test", Key="releases/3.0/manifest.json")[
                     "Body"
                 ].read()
             )
@@ -186,14 +186,19 @@ def test_a_release_is_kept_in_the_s3_bucket_when_one_is_configured(
                 "releases/3.0/manifest.json",
             }
             for entry in manifest["files"][:3]:
-                body = client.get_object(
+                body = bucket.get_object(
                     Bucket="releases-test", Key=f"releases/3.0/{entry['path']}"
                 )
                 assert hashlib.sha256(body["Body"].read()).hexdigest() == entry["sha256"]
             with pytest.raises(CommandError, match="exists already"):
                 call_command("release", "3.0", stdout=io.StringIO())
+            # The page lists it from the bucket; a file is the bucket's to serve.
+            assert "Release 3.0" in client.get("/releases/").content.decode()
+            served = client.get("/releases/3.0/tables/overall.csv")
+            assert served.status_code == 302
+            assert served["Location"].startswith(f"{s3_server}/releases-test/releases/3.0/")
             assert {
-                o["Key"] for o in client.list_objects_v2(Bucket="releases-test")["Contents"]
+                o["Key"] for o in bucket.list_objects_v2(Bucket="releases-test")["Contents"]
             } == keys
         finally:
             storages._storages.clear()
