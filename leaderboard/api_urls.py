@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from leaderboard import api
 from leaderboard.boards import apis as boards
 from leaderboard.charts import apis as charts
+from leaderboard.mirror_use import apis as mirror_use
 from leaderboard.replays import apis as replays
 from leaderboard.runs import apis as runs
 from leaderboard.submissions import apis as submissions
@@ -22,6 +23,11 @@ urlpatterns = [
     path("tracks/", boards.TracksApi.as_view(), name="api-tracks"),
     path("runs/", runs.RunListApi.as_view(), name="api-runs"),
     path("runs/<int:run_id>/", runs.RunDetailApi.as_view(), name="api-run"),
+    path(
+        "runs/<int:run_id>/process/",
+        mirror_use.RunProcessApi.as_view(),
+        name="api-run-process",
+    ),
     path("episodes/", runs.EpisodeListApi.as_view(), name="api-episodes"),
     path("episodes/<int:episode_id>/", replays.EpisodeDetailApi.as_view(), name="api-episode"),
     path("evaluations/", runs.EvaluationCreateApi.as_view(), name="api-evaluations"),

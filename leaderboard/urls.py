@@ -41,6 +41,7 @@ urlpatterns = [
         name="run-rerun-errored",
     ),
     path("runs/<int:run_id>/errors.csv", runs.run_errors_csv, name="run-errors"),
+    path("runs/<int:run_id>/process.csv", mirror_use.run_process_csv, name="run-process"),
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation.mirror_use import CONTRAST_METRICS, mirror_use
+from evaluation.process_metrics import ATTRIBUTION, process_json
 from evaluation.vocabulary import (
+    COMPLETED,
     CONDITIONS,
     CONTROL_CONDITIONS,
     LEVEL_KEYS,
     MAIN_CONDITION,
     OVERALL,
 )
-from leaderboard.models import ModelEntry, Run
+from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.selectors import run_results
 from simulation.versions import BENCHMARK_VERSION
 
@@ -96,4 +98,47 @@ def mirror_use_csv_rows(rows: list[MirrorUseRow]) -> tuple[list[str], list[list[
                     ci = diff["ci"] if diff and diff["ci"] else [None, None]
                     line += [diff["value"] if diff else None, *ci]
                 lines.append(line)
+    return header, lines
+
+
+def run_process_metrics(*, run: Run) -> dict[str, Any]:
+    """Return what a run's answers say (``evaluation.process_metrics.process_json``) from its
+    completed episodes' stored steps (one query)."""
+    episodes: dict[int, dict[str, Any]] = {}
+    steps = (
+        Step.objects.filter(episode__run=run, episode__status=Episode.Status.COMPLETED)
+        .order_by("episode_id", "index")
+        .values_list("episode_id", "episode__level", "episode__scene__track", "response", "option")
+    )
+    for episode_id, level, track, response, option in steps:
+        episode = episodes.setdefault(
+            episode_id, {"level": level, "track": track, "status": COMPLETED, "steps": []}
+        )
+        episode["steps"].append({"response": response, "option": option})
+    return process_json(episodes.values())
+
+
+PROCESS_COLUMNS = (
+    "responses",
+    "mirror_mentions",
+    "mirror_share",
+    "own_reflection",
+    "own_share",
+    "stated_direction",
+    "consistent",
+    "consistency",
+)
+"""The columns of a process-metrics cell, in the CSV's order."""
+
+
+def process_csv_rows(process: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Return process metrics as CSV: one line per table (each level, L2+L3, overall) and
+    track, with the method named on every line."""
+    header = ["method", "table", "track", *PROCESS_COLUMNS]
+    tables = {**process["levels"], ATTRIBUTION: process[ATTRIBUTION], OVERALL: process[OVERALL]}
+    lines = [
+        [process["method"], table, track, *(cell[c] for c in PROCESS_COLUMNS)]
+        for table, row in tables.items()
+        for track, cell in row.items()
+    ]
     return header, lines
