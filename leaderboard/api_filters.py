@@ -78,6 +78,9 @@ class _ParamsRangeForm(forms.Form):
         low, high = data.get("params_min"), data.get("params_max")
         if low is not None and high is not None and low > high:
             self.add_error("params_max", "must be at least params_min")
+        start, end = data.get("released_from"), data.get("released_to")
+        if start is not None and end is not None and start > end:
+            self.add_error("released_to", "must be on or after released_from")
         return data
 
 
@@ -101,6 +104,31 @@ class ModelEntryFilter(django_filters.FilterSet):
         min_value=0,
         help_text="At least this many parameters, in billions (entries without a count are "
         "left out).",
+    )
+    released_from = django_filters.DateFilter(
+        field_name="release_date",
+        lookup_expr="gte",
+        input_formats=["%Y-%m-%d"],
+        help_text="Released on or after this day, YYYY-MM-DD (undated entries are left out).",
+    )
+    released_to = django_filters.DateFilter(
+        field_name="release_date",
+        lookup_expr="lte",
+        input_formats=["%Y-%m-%d"],
+        help_text="Released on or before this day, YYYY-MM-DD (undated entries are left out).",
+    )
+    reasoning = django_filters.MultipleChoiceFilter(
+        choices=ModelEntry.Reasoning.choices,
+        distinct=False,
+        help_text="Reasoning mode or effort; repeat to allow several.",
+    )
+    licence = django_filters.CharFilter(
+        lookup_expr="iexact", help_text="Licence, exactly (case-insensitive)."
+    )
+    scaffold = django_filters.MultipleChoiceFilter(
+        choices=ModelEntry.Scaffold.choices,
+        distinct=False,
+        help_text="model (plain models) or agent (agent scaffolds); repeat for both.",
     )
     params_max = django_filters.NumberFilter(
         field_name="params_b",

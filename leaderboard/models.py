@@ -38,6 +38,22 @@ class ModelEntry(models.Model):
         BASELINE = "baseline", "Baseline"
         HUMAN = "human", "Human"
 
+    class Reasoning(models.TextChoices):
+        """The reasoning mode or effort results were measured with."""
+
+        OFF = "off", "No reasoning"
+        ON = "on", "Reasoning on"
+        MINIMAL = "minimal", "Minimal effort"
+        LOW = "low", "Low effort"
+        MEDIUM = "medium", "Medium effort"
+        HIGH = "high", "High effort"
+
+    class Scaffold(models.TextChoices):
+        """Whether a model answered itself or an agent built around one did."""
+
+        MODEL = "model", "Plain model"
+        AGENT = "agent", "Agent scaffold"
+
     name = models.CharField(max_length=200, unique=True)
     name_key = _look_alike_column(
         MAX_KEY_CHARS,
@@ -62,6 +78,29 @@ class ModelEntry(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices)
     params_b = models.FloatField(
         null=True, blank=True, help_text="Parameter count in billions, where known."
+    )
+    release_date = models.DateField(
+        null=True, blank=True, help_text="When the model (or this version of it) was released."
+    )
+    reasoning = models.CharField(
+        max_length=10,
+        choices=Reasoning.choices,
+        blank=True,
+        help_text="Reasoning mode or effort the results were measured with: off, on (a thinking "
+        "mode without levels), minimal, low, medium, high; empty where not known.",
+    )
+    licence = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The weights' licence (an SPDX id such as Apache-2.0, or a name such as "
+        "'Llama 3 Community'); 'proprietary' for a closed model; empty where not known.",
+    )
+    scaffold = models.CharField(
+        max_length=10,
+        choices=Scaffold.choices,
+        blank=True,
+        help_text="model: the model answered the benchmark's prompts itself; agent: an agent "
+        "scaffold (tools, memory, planning) around a model answered; empty where not known.",
     )
     links = models.JSONField(default=list, blank=True, help_text='[{"label": ..., "url": ...}]')
     description = models.TextField(blank=True)

@@ -125,6 +125,11 @@ urlpatterns = [
     path("leaderboard/overall.csv", boards.leaderboard_csv, name="overall-csv"),
     re_path(r"^leaderboard/level-(?P<table>[0-3])\.csv$", boards.leaderboard_csv, name="level-csv"),
     path("leaderboard/tracks.csv", boards.tracks_csv, name="tracks-csv"),
+    re_path(
+        r"^leaderboard/(?P<name>overall|level-[0-3])\.(?P<fmt>parquet|json)$",
+        boards.leaderboard_export,
+        name="board-export",
+    ),
     path("releases/", releases.releases_page, name="releases"),
     re_path(r"^releases/(?P<version>[0-9.]{1,40})\.zip$", releases.release_zip, name="release-zip"),
     re_path(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from django import forms
@@ -21,7 +22,7 @@ from rest_framework.views import APIView
 from evaluation.vocabulary import METRICS, TABLES, TRACKS
 from leaderboard.api import FIELD_ERRORS, NOT_FOUND, ApiPagination, form_errors, query_number
 from leaderboard.api_filters import ModelEntryFilter
-from leaderboard.boards.forms import LeaderboardQueryForm
+from leaderboard.boards.forms import LeaderboardQueryForm, TextListField
 from leaderboard.boards.selectors import (
     leaderboard_table_cached,
     model_entry_detail,
@@ -79,6 +80,10 @@ class EpisodeCountsSerializer(serializers.Serializer):
     succeeded = serializers.IntegerField(source="episodes_succeeded")
 
 
+_METADATA = ("release_date", "reasoning", "licence", "scaffold")
+"""Model entry fields beside the organisation, kind and parameters: empty where not known."""
+
+
 class ModelListApi(generics.ListAPIView[ModelEntry]):
     """``/api/models/``: the model entries, by name."""
 
@@ -87,7 +92,7 @@ class ModelListApi(generics.ListAPIView[ModelEntry]):
 
         class Meta:
             model = ModelEntry
-            fields = ("slug", "name", "organisation", "kind", "params_b", "links")
+            fields = ("slug", "name", "organisation", "kind", "params_b", *_METADATA, "links")
             ref_name = "ModelEntrySummary"
 
     serializer_class = OutputSerializer
@@ -137,6 +142,7 @@ class ModelDetailApi(APIView):
                 "organisation",
                 "kind",
                 "params_b",
+                *_METADATA,
                 "links",
                 "description",
                 "runs",
@@ -181,13 +187,13 @@ def _form_parameters(
     """
     parameters = []
     for name, field in form_class.base_fields.items():
-        many = isinstance(field, forms.MultipleChoiceField)
+        many = isinstance(field, forms.MultipleChoiceField | TextListField)
         choices = list(getattr(field, "choices", []))
         parameters.append(
             OpenApiParameter(
                 name,
                 OpenApiTypes.NUMBER if isinstance(field, forms.FloatField) else OpenApiTypes.STR,
-                description=help_texts.get(name, ""),
+                description=help_texts.get(name, field.help_text),
                 enum=[value for value, _ in choices] or None,
                 many=many or None,
                 explode=True if many else None,
@@ -220,7 +226,45 @@ def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "rank_interval": None if low is None or high is None else [int(low), int(high)],
         "tied_with_above": bool(record["tied_with_above"]),
         "preliminary": bool(record["preliminary"]),
+        **_metadata_fields(record),
     }
+
+
+def _metadata_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Return what a row's model entry says about the model, as the API writes it: unknown
+    facts null, the release date as YYYY-MM-DD."""
+    released = record.get("release_date")
+    return {
+        "organisation": record.get("organisation") or None,
+        "release_date": released.isoformat() if isinstance(released, date) else None,
+        "reasoning": record.get("reasoning") or None,
+        "licence": record.get("licence") or None,
+        "scaffold": record.get("scaffold") or None,
+    }
+
+
+class ModelMetadataSerializer(serializers.Serializer):
+    """What a model entry says about the model (issue 33): each null where not known."""
+
+    organisation = serializers.CharField(
+        allow_null=True, help_text="Organisation or provider (filter: organisation)."
+    )
+    release_date = serializers.DateField(
+        allow_null=True, help_text="Release date (filters: released_from, released_to)."
+    )
+    reasoning = serializers.ChoiceField(
+        choices=ModelEntry.Reasoning.choices,
+        allow_null=True,
+        help_text="Reasoning mode or effort the results were measured with (filter: reasoning).",
+    )
+    licence = serializers.CharField(
+        allow_null=True, help_text="The weights' licence, or proprietary (filter: licence)."
+    )
+    scaffold = serializers.ChoiceField(
+        choices=ModelEntry.Scaffold.choices,
+        allow_null=True,
+        help_text="model: a plain model; agent: an agent scaffold around one (filter: scaffold).",
+    )
 
 
 class LeaderboardApi(APIView):
@@ -228,7 +272,7 @@ class LeaderboardApi(APIView):
 
     pagination_class = ApiPagination
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(ModelMetadataSerializer):
         rank = serializers.IntegerField(
             allow_null=True,
             help_text="Rank by overall AVG among the multimodal models (ties share a rank); "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -92,6 +94,45 @@ def entry_name_match(
     return clean, None
 
 
+MODEL_METADATA = ("release_date", "reasoning", "licence", "scaffold")
+"""What a model entry says about the model beside its name, kind, organisation and parameters:
+each optional, empty where not known (never guessed)."""
+
+
+def model_metadata_check(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``metadata``'s facts as a model entry stores them (blank text, None dates).
+
+    Raises:
+        FieldError: Naming the first field that is unknown or holds a bad value.
+    """
+    checked: dict[str, Any] = {}
+    for name, value in metadata.items():
+        if name not in MODEL_METADATA:
+            raise FieldError(name, f"unknown field: expected one of {', '.join(MODEL_METADATA)}")
+        if name == "release_date":
+            checked[name] = _release_date(value)
+            continue
+        text = "" if value is None else str(value).strip()
+        choices = {"reasoning": ModelEntry.Reasoning.values, "scaffold": ModelEntry.Scaffold.values}
+        if name in choices and text and text not in choices[name]:
+            raise FieldError(name, f"expected one of {', '.join(choices[name])}, got {text!r}")
+        if name == "licence" and len(text) > 100:
+            raise FieldError(name, "at most 100 characters")
+        checked[name] = text
+    return checked
+
+
+def _release_date(value: Any) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise FieldError("release_date", f"expected a date as YYYY-MM-DD, got {value!r}") from None
+
+
 def model_entry_upsert(
     *,
     name: str,
@@ -100,8 +141,12 @@ def model_entry_upsert(
     params_b: float | None = None,
     description: str | None = None,
     links: list[dict[str, str]] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> ModelEntry:
     """Create the model entry ``name`` or update its fields; return it.
+
+    ``metadata`` sets the facts it names of ``MODEL_METADATA`` (release date, reasoning,
+    licence, scaffold); the others stay as they are.
 
     The site's own writer (the paper's rows, baselines, ``manage.py`` commands): the entry
     whose name equals ``name`` without case is updated.
@@ -123,6 +168,7 @@ def model_entry_upsert(
         defaults["description"] = description
     if links is not None:
         defaults["links"] = links
+    defaults.update(model_metadata_check(metadata or {}))
     if entry is None:
         return ModelEntry.objects.create(name=name, slug=_unique_slug(name), **defaults)
     changed = any(getattr(entry, field) != value for field, value in defaults.items())
@@ -143,6 +189,7 @@ def model_entry_create(
     organisation: str = "",
     links: list[dict[str, str]] | None = None,
     field: str = "name",
+    metadata: Mapping[str, Any] | None = None,
 ) -> ModelEntry:
     """Create a user's own entry ``name`` (the caller checked it with ``entry_name_match``).
 
@@ -162,6 +209,7 @@ def model_entry_create(
                 organisation=organisation,
                 owner=owner,
                 links=links or [],
+                **model_metadata_check(metadata or {}),
             )
     except IntegrityError:
         raise FieldError(

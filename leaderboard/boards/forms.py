@@ -4,9 +4,30 @@ from __future__ import annotations
 
 from django import forms
 
-from leaderboard.boards.selectors import SORT_KEYS, LeaderboardFilters
+from leaderboard.boards.selectors import SORT_KEYS, LeaderboardFilters, MetadataFilters
 from leaderboard.models import ModelEntry, Run
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
+
+
+class TextListField(forms.Field):
+    """Several short texts, one per repeated parameter (``?organisation=A&organisation=B``);
+    blank ones are dropped."""
+
+    widget = forms.MultipleHiddenInput
+    max_values = 20
+    max_length = 200
+
+    def to_python(self, value: object) -> tuple[str, ...]:
+        if value in self.empty_values:
+            return ()
+        values = value if isinstance(value, list | tuple) else [value]
+        texts = tuple(dict.fromkeys(str(v).strip() for v in values if str(v).strip()))
+        if len(texts) > self.max_values:
+            raise forms.ValidationError(f"at most {self.max_values} values")
+        for text in texts:
+            if len(text) > self.max_length:
+                raise forms.ValidationError(f"each value at most {self.max_length} characters")
+        return texts
 
 
 class LeaderboardQueryForm(forms.Form):
@@ -17,6 +38,41 @@ class LeaderboardQueryForm(forms.Form):
     params_min = forms.FloatField(required=False, min_value=0, label="Min. parameters (B)")
     params_max = forms.FloatField(required=False, min_value=0, label="Max. parameters (B)")
     q = forms.CharField(required=False, max_length=100, label="Search")
+    organisation = TextListField(
+        required=False,
+        label="Organisation",
+        help_text="The model's organisation or provider, exactly (any case); repeat for several.",
+    )
+    released_from = forms.DateField(
+        required=False,
+        input_formats=["%Y-%m-%d"],
+        label="Released from",
+        help_text="Models released on or after this day (YYYY-MM-DD); undated ones are left out.",
+    )
+    released_to = forms.DateField(
+        required=False,
+        input_formats=["%Y-%m-%d"],
+        label="Released to",
+        help_text="Models released on or before this day (YYYY-MM-DD); undated ones are left out.",
+    )
+    reasoning = forms.MultipleChoiceField(
+        choices=ModelEntry.Reasoning.choices,
+        required=False,
+        label="Reasoning",
+        help_text="Reasoning mode or effort; repeat to allow several.",
+    )
+    licence = TextListField(
+        required=False,
+        label="Licence",
+        help_text="The weights' licence, exactly (any case: apache-2.0, proprietary); repeat "
+        "for several.",
+    )
+    scaffold = forms.MultipleChoiceField(
+        choices=ModelEntry.Scaffold.choices,
+        required=False,
+        label="Model or agent",
+        help_text="model: plain models; agent: agent scaffolds around a model.",
+    )
     sort = forms.ChoiceField(choices=[(k, k) for k in SORT_KEYS], required=False)
     order = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     version = forms.ChoiceField(
@@ -50,6 +106,9 @@ class LeaderboardQueryForm(forms.Form):
         low, high = data.get("params_min"), data.get("params_max")
         if low is not None and high is not None and low > high:
             self.add_error("params_max", "must be at least params_min")
+        start, end = data.get("released_from"), data.get("released_to")
+        if start is not None and end is not None and start > end:
+            self.add_error("released_to", "must be on or after released_from")
         return data
 
     def filters(self) -> LeaderboardFilters:
@@ -70,6 +129,19 @@ class LeaderboardQueryForm(forms.Form):
             renderer=data.get("rendered_by") or "",
             baselines=data.get("baselines") == "show",
             intervals=data.get("ci") == "show",
+            metadata=self.metadata_filters(),
+        )
+
+    def metadata_filters(self) -> MetadataFilters:
+        """Return the validated filters on the model entries' metadata (after is_valid())."""
+        data = self.cleaned_data
+        return MetadataFilters(
+            organisations=tuple(data.get("organisation") or ()),
+            released_from=data.get("released_from"),
+            released_to=data.get("released_to"),
+            reasoning=tuple(data.get("reasoning") or ()),
+            licences=tuple(data.get("licence") or ()),
+            scaffolds=tuple(data.get("scaffold") or ()),
         )
 
     def error_text(self) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from evaluation.metrics import (
@@ -29,6 +31,7 @@ from evaluation.vocabulary import (
     TRACKS,
 )
 from leaderboard.data_version import data_version_cached
+from leaderboard.exports import published_float
 from leaderboard.models import (
     Episode,
     ModelEntry,
@@ -45,12 +48,18 @@ RANK_COLUMNS = ["rank_low", "rank_high", "tied_with_above", "preliminary"]
 """How far a row's rank can be trusted (``_rank_intervals_add``): after the scores in the CSV."""
 
 
+METADATA_COLUMNS = ["organisation", "release_date", "reasoning", "licence", "scaffold"]
+"""What a model entry says about the model, beside its kind and parameters (issue 33's filters):
+each a filter of the boards (``LeaderboardFilters``), a CSV column and an API field."""
+
+
 CSV_COLUMNS = [
     "rank",
     "model",
     "kind",
     "params_b",
     "source",
+    *METADATA_COLUMNS,
     *SCORE_COLUMNS,
     "cognitive_stability",
     *RANK_COLUMNS,
@@ -78,6 +87,7 @@ _INFO = [
     "agent",
     "partial",
     "renderer",
+    *METADATA_COLUMNS[1:],
 ]
 
 
@@ -109,6 +119,36 @@ def key_column(sort: str) -> str:
 
 
 @dataclass(frozen=True)
+class MetadataFilters:
+    """Filters on what a model entry says about the model; rows that do not say are left out
+    by a filter on that fact (an unknown release date is neither before nor after a date)."""
+
+    organisations: tuple[str, ...] = ()
+    """Any of these organisations (or providers), case-insensitive."""
+    released_from: date | None = None
+    released_to: date | None = None
+    reasoning: tuple[str, ...] = ()
+    """Any of these reasoning modes or efforts (``ModelEntry.Reasoning``)."""
+    licences: tuple[str, ...] = ()
+    """Any of these licences, case-insensitive."""
+    scaffolds: tuple[str, ...] = ()
+    """``model`` (plain models), ``agent`` (agent scaffolds) or both."""
+
+    def active(self) -> int:
+        """Return how many of these filters are set (the filter panel's badge)."""
+        return sum(
+            [
+                len(self.organisations),
+                self.released_from is not None,
+                self.released_to is not None,
+                len(self.reasoning),
+                len(self.licences),
+                len(self.scaffolds),
+            ]
+        )
+
+
+@dataclass(frozen=True)
 class LeaderboardFilters:
     """What a visitor filtered and sorted by (validated by ``leaderboard.boards.forms``)."""
 
@@ -127,6 +167,8 @@ class LeaderboardFilters:
     """Show each cell's 95% interval as a half-width beside it, not only on hover."""
     renderer: str = ""
     """Only runs whose agent saw this renderer's frames: "mujoco" or "isaac"; "" for all."""
+    metadata: MetadataFilters = field(default_factory=MetadataFilters)
+    """What the model entries must say of themselves (organisation, release, licence, ...)."""
 
 
 def episodes_href(run_id: int, table: str, track: str) -> str:
@@ -154,6 +196,8 @@ class LeaderboardTable:
     """Sanity-check baselines left out (``LeaderboardFilters.baselines``)."""
     full_episodes: int = 0
     """Episodes of a complete run in this table: fewer make a row preliminary."""
+    suggestions: dict[str, list[str]] = field(default_factory=dict)
+    """Organisations and licences of the table's rows before filtering: the filters' hints."""
 
     def rows(self) -> list[dict[str, Any]]:
         """Return the rows as dicts; ``cells`` holds each score column's value, mark and CI."""
@@ -237,6 +281,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         "run__model_entry__kind",
         "run__model_entry__params_b",
         "run__model_entry__organisation",
+        *(f"run__model_entry__{column}" for column in METADATA_COLUMNS[1:]),
         "run__submission__partial",
         "run__metadata__renderer__version",
     )
@@ -251,6 +296,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 "kind": v["run__model_entry__kind"],
                 "params_b": v["run__model_entry__params_b"],
                 "organisation": v["run__model_entry__organisation"],
+                **{column: v[f"run__model_entry__{column}"] for column in METADATA_COLUMNS[1:]},
                 "source": v["run__source"],
                 "agent": v["run__agent"],
                 "reference": v["run__model_entry__kind"] not in RANKED_KINDS,
@@ -312,7 +358,35 @@ def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
         mask &= frame["model"].str.lower().str.contains(needle, regex=False) | frame[
             "organisation"
         ].str.lower().str.contains(needle, regex=False)
+    mask &= _metadata_mask(frame, filters.metadata)
     return frame[mask]
+
+
+def _metadata_mask(frame: pd.DataFrame, metadata: MetadataFilters) -> pd.Series:
+    """Return which rows' model entries say what ``metadata`` asks (``MetadataFilters``)."""
+    mask = pd.Series(True, index=frame.index)
+
+    def folded(column: str) -> pd.Series:
+        return frame[column].fillna("").astype(str).str.casefold()
+
+    if metadata.organisations:
+        mask &= folded("organisation").isin([o.casefold() for o in metadata.organisations])
+    if metadata.licences:
+        mask &= folded("licence").isin([name.casefold() for name in metadata.licences])
+    if metadata.reasoning:
+        mask &= frame["reasoning"].isin(metadata.reasoning)
+    if metadata.scaffolds:
+        mask &= frame["scaffold"].isin(metadata.scaffolds)
+    released = frame["release_date"]
+    if metadata.released_from is not None:
+        mask &= released.map(lambda d: isinstance(d, date) and d >= metadata.released_from).astype(
+            bool
+        )
+    if metadata.released_to is not None:
+        mask &= released.map(lambda d: isinstance(d, date) and d <= metadata.released_to).astype(
+            bool
+        )
+    return mask
 
 
 def _marks(frame: pd.DataFrame) -> dict[str, dict[int, str]]:
@@ -352,6 +426,7 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
     frame = leaderboard_frame(table=table, version=filters.version)
     total = len(frame)
     hidden = 0 if filters.baselines else int(_sanity_checks(frame).sum())
+    suggestions = _metadata_suggestions(frame)
     frame = _filtered(frame, filters)
     frame = frame.sort_values(
         ["overall_avg", "model", "run_id"], ascending=[False, True, True], na_position="last"
@@ -392,6 +467,7 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
         intervals=filters.intervals,
         hidden=hidden,
         full_episodes=full,
+        suggestions=suggestions,
     )
 
 
@@ -575,3 +651,67 @@ def _public_entries() -> QuerySet[ModelEntry]:
 def model_entry_list() -> QuerySet[ModelEntry]:
     """Return the public model entries by name."""
     return _public_entries().order_by("name")
+
+
+_EXPORT_INTEGERS = ("rank", "rank_low", "rank_high")
+_EXPORT_BOOLEANS = ("tied_with_above", "preliminary")
+_EXPORT_TEXTS = ("model", "kind", "source", "organisation", "reasoning", "licence", "scaffold")
+
+
+def _export_type(column: str) -> pa.DataType:
+    if column in _EXPORT_INTEGERS:
+        return pa.int32()
+    if column in _EXPORT_BOOLEANS:
+        return pa.bool_()
+    if column in _EXPORT_TEXTS:
+        return pa.string()
+    if column == "release_date":
+        return pa.date32()
+    return pa.float64()
+
+
+EXPORT_SCHEMA = pa.schema([pa.field(column, _export_type(column)) for column in CSV_COLUMNS])
+"""The parquet download of a board: the CSV's columns, typed (no number written as text)."""
+
+
+def _export_value(column: str, value: Any) -> Any:
+    if _missing(value) or value == "":
+        return None
+    if column in _EXPORT_INTEGERS:
+        return int(value)
+    if column in _EXPORT_BOOLEANS:
+        return bool(value)
+    if column in _EXPORT_TEXTS or column == "release_date":
+        return value
+    # Scores as the CSV and the API publish them (DECIMALS decimals); parameters as entered.
+    return float(value) if column == "params_b" else published_float(float(value))
+
+
+def board_export_table(board: LeaderboardTable) -> pa.Table:
+    """Return the rows of ``board``'s CSV download, in its order, as a typed arrow table
+    (``EXPORT_SCHEMA``): what the parquet and JSON downloads hold. Unknown values are null."""
+    records = board.frame[CSV_COLUMNS].to_dict("records")
+    columns = {
+        column: [_export_value(column, record[column]) for record in records]
+        for column in CSV_COLUMNS
+    }
+    return pa.Table.from_pydict(columns, schema=EXPORT_SCHEMA)
+
+
+def board_export_records(board: LeaderboardTable) -> list[dict[str, Any]]:
+    """Return ``board_export_table`` as JSON-ready rows: dates as YYYY-MM-DD, unknowns None."""
+    rows = board_export_table(board).to_pylist()
+    for row in rows:
+        released = row["release_date"]
+        row["release_date"] = released.isoformat() if released is not None else None
+    return rows
+
+
+def _metadata_suggestions(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Return the distinct organisations and licences of ``frame``'s rows, sorted."""
+    return {
+        column: sorted(
+            {str(v) for v in frame[column] if not _missing(v) and str(v)}, key=str.casefold
+        )
+        for column in ("organisation", "licence")
+    }

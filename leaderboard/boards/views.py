@@ -5,12 +5,20 @@ from __future__ import annotations
 import hashlib
 
 import yaml
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, QueryDict
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+    QueryDict,
+)
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+from evaluation.details import parquet_bytes
 from evaluation.vocabulary import (
     AVG,
     LEVEL_KEYS,
@@ -35,8 +43,12 @@ from leaderboard.boards.selectors import (
     CSV_COLUMNS,
     SCORE_COLUMNS,
     LeaderboardFilters,
+    MetadataFilters,
+    board_export_records,
+    board_export_table,
     key_column,
     leaderboard_table,
+    leaderboard_table_cached,
     model_entry_detail,
     model_entry_list,
     tracks_page,
@@ -111,7 +123,22 @@ def filters_query(filters: LeaderboardFilters) -> QueryDict:
         query["baselines"] = "show"
     if filters.intervals:
         query["ci"] = "show"
+    _metadata_query(filters.metadata, query)
     return query
+
+
+def _metadata_query(metadata: MetadataFilters, query: QueryDict) -> None:
+    """Add the filters on the model entries' metadata to ``query``, in their shortest form."""
+    query.setlist("organisation", list(metadata.organisations))
+    for name, day in (
+        ("released_from", metadata.released_from),
+        ("released_to", metadata.released_to),
+    ):
+        if day is not None:
+            query[name] = day.isoformat()
+    query.setlist("reasoning", sorted(set(metadata.reasoning)))
+    query.setlist("licence", list(metadata.licences))
+    query.setlist("scaffold", sorted(set(metadata.scaffolds)))
 
 
 def _key_label(sort: str) -> str:
@@ -133,6 +160,7 @@ def _active_filters(filters: LeaderboardFilters) -> int:
             filters.version != BENCHMARK_VERSION,
             filters.baselines,
             filters.intervals,
+            filters.metadata.active(),
         ]
     )
 
@@ -164,6 +192,10 @@ def leaderboard_page(request: HttpRequest, table: str = OVERALL) -> HttpResponse
             "metrics": METRICS,
             "columns": SCORE_COLUMNS,
             "csv_url": _csv_url(table),
+            "downloads": board_downloads(table, query),
+            "suggestions": board.suggestions,
+            "reasoning_choices": ModelEntry.Reasoning.choices,
+            "scaffold_choices": ModelEntry.Scaffold.choices,
             "query": query.urlencode(),
             "board_query": query,
             **_version_context(filters.version),
@@ -197,6 +229,53 @@ def leaderboard_csv(request: HttpRequest, table: str = OVERALL) -> HttpResponse:
     )
     name = OVERALL if table == OVERALL else f"level-{table}"
     return csv_response(f"mirrorbench-{name}.csv", CSV_COLUMNS, rows)
+
+
+def board_downloads(table: str, query: QueryDict) -> list[tuple[str, str]]:
+    """Return a table's downloads, each as (label, address) with the view's filters: what the
+    page shows as CSV, parquet and JSON."""
+    encoded = query.urlencode()
+    suffix = f"?{encoded}" if encoded else ""
+    name = "overall" if table == OVERALL else f"level-{table}"
+    return [
+        ("CSV", _csv_url(table) + suffix),
+        (
+            "Parquet",
+            reverse("leaderboard:board-export", kwargs={"name": name, "fmt": "parquet"}) + suffix,
+        ),
+        (
+            "JSON",
+            reverse("leaderboard:board-export", kwargs={"name": name, "fmt": "json"}) + suffix,
+        ),
+    ]
+
+
+def leaderboard_export(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
+    """``/leaderboard/<overall|level-N>.<parquet|json>``: the rows of the CSV download with the
+    same filters, as typed parquet or as JSON (``boards.selectors.board_export_frame``)."""
+    table = OVERALL if name == OVERALL else name.removeprefix("level-")
+    form = LeaderboardQueryForm(request.GET)
+    if not form.is_valid():
+        return _csv_bad_request(form)
+    filters = form.filters()
+    board = leaderboard_table_cached(table=table, filters=filters)
+    filename = f"mirrorbench-{name}.{fmt}"
+    if fmt == "parquet":
+        response = HttpResponse(
+            parquet_bytes(board_export_table(board)),
+            content_type="application/vnd.apache.parquet",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    document = {
+        "table": table,
+        "version": filters.version,
+        "columns": CSV_COLUMNS,
+        "rows": board_export_records(board),
+    }
+    response = JsonResponse(document, json_dumps_params={"ensure_ascii": False})
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
 
 
 def _tracks_sources(request: HttpRequest) -> tuple[LeaderboardQueryForm, tuple[str, ...], str]:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from evaluation.bundle import Bundle
 from evaluation.verify import verify_bundle
 from evaluation.vocabulary import MAIN_CONDITION
-from leaderboard.boards.entries import benchmark_current, model_entry_upsert
+from leaderboard.boards.entries import MODEL_METADATA, benchmark_current, model_entry_upsert
 from leaderboard.boards.scores import (
     run_list_if_complete,
     run_list_on_leaderboard,
@@ -50,6 +50,9 @@ def reference_results_load(*, path: Path = REFERENCE_FIXTURE) -> int:
             kind=model["kind"],
             organisation=model.get("organisation") or "",
             params_b=model.get("params_b"),
+            # Only what the paper states: it evaluates each MLLM itself, not an agent built
+            # around one; release dates, licences and reasoning settings it does not give.
+            metadata={key: model[key] for key in MODEL_METADATA if key in model},
         )
         # The paper's rows follow the reference protocol: they belong to the current version.
         run, _ = Run.objects.update_or_create(

@@ -206,6 +206,11 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "q",
         "params_min",
         "params_max",
+        "released_from",
+        "released_to",
+        "reasoning",
+        "licence",
+        "scaffold",
         "page",
     }
     assert parameters("/api/leaderboards/{table}/") == {
@@ -215,6 +220,12 @@ def test_the_schema_is_a_valid_openapi_document_with_every_endpoint(client: Any)
         "params_min",
         "params_max",
         "q",
+        "organisation",
+        "released_from",
+        "released_to",
+        "reasoning",
+        "licence",
+        "scaffold",
         "sort",
         "order",
         "version",
@@ -267,6 +278,10 @@ class TestThePapersModels:
             "organisation": "OpenAI",
             "kind": "proprietary",
             "params_b": None,
+            "release_date": None,
+            "reasoning": "",
+            "licence": "",
+            "scaffold": "model",
             "links": [],
         }
 
@@ -480,6 +495,11 @@ class TestThePapersModelsAndARunEvaluatedHere:
             "rank_interval",
             "tied_with_above",
             "preliminary",
+            "organisation",
+            "release_date",
+            "reasoning",
+            "licence",
+            "scaffold",
         }
         human = next(r for r in body["results"] if r["model"] == "Human")
         # The human reference and the baselines are reference rows: never ranked.

@@ -124,7 +124,7 @@ class TestThePapersRows:
     def test_the_csv_columns_are_documented_ones(self, client, paper):
         header = client.get("/leaderboard/overall.csv").content.decode().splitlines()[0]
         assert header == (
-            "rank,model,kind,params_b,source,"
+            "rank,model,kind,params_b,source,organisation,release_date,reasoning,licence,scaffold,"
             + ",".join(
                 f"{t}_{m}"
                 for t in ("human", "robot", "overall")
