@@ -396,9 +396,15 @@ def episode_frames_queue(*, episode: Episode) -> bool:
     return True
 
 
+GALLERY_CONDITIONS = ("mark-unseen", "moved-mark")
+"""The control conditions whose start view each scene's page shows beside the start without
+the mirror (which is ``no-mirror``'s)."""
+
+
 def gallery_frames_register(*, size: int, scenes: Iterable[Scene] | None = None) -> list[str]:
     """Register the scene gallery's frames: per scene (default: every scene of this version),
-    the start, the hand at the goal, and the start without the mirror."""
+    the start, the hand at the goal, the start without the mirror, and the start under each
+    other control condition (``GALLERY_CONDITIONS``)."""
     specs = []
     for scene in gallery_scenes() if scenes is None else scenes:
         catalogue = get_scene(scene.scene_id)
@@ -406,6 +412,7 @@ def gallery_frames_register(*, size: int, scenes: Iterable[Scene] | None = None)
             FrameSpec(scene, (0, 0, 0), size),
             FrameSpec(scene, goal_cell(catalogue), size),
             FrameSpec(scene, (0, 0, 0), size, mirror=False),
+            *(FrameSpec(scene, (0, 0, 0), size, condition=c) for c in GALLERY_CONDITIONS),
         ]
     return frames_register(specs)
 
@@ -623,6 +630,10 @@ def frames_kept_keys() -> set[str]:
             ((0, 0, 0), False),
         ):
             kept.add(frame_key(version, scene.scene_id, cell, DEFAULT_SIZE, mirror=mirror))
+        for condition in GALLERY_CONDITIONS:
+            kept.add(
+                frame_key(version, scene.scene_id, (0, 0, 0), DEFAULT_SIZE, condition=condition)
+            )
     for run in Run.objects.filter(listed=True).only("pk", "spec", "metadata", "condition"):
         size = run_image_size(run)
         for scene_id, cells in run_scene_cells(run_id=run.pk).items():

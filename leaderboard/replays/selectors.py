@@ -41,6 +41,7 @@ from evaluation.vocabulary import (
     level_label,
 )
 from leaderboard.frames.selectors import episode_cells, run_image_size
+from leaderboard.frames.services import GALLERY_CONDITIONS
 from leaderboard.models import Episode, Frame, Run, Scene, Step
 from leaderboard.runs.selectors import run_for
 from simulation.backends import renderer_version
@@ -246,6 +247,8 @@ class GalleryScene:
     goal: str
     no_mirror: str
     goal_cell: Vec3
+    controls: dict[str, str] = field(default_factory=dict)
+    """The start view's key under each of ``GALLERY_CONDITIONS``."""
 
 
 def gallery(*, scenes: Sequence[Scene], size: int) -> list[GalleryScene]:
@@ -261,6 +264,10 @@ def gallery(*, scenes: Sequence[Scene], size: int) -> list[GalleryScene]:
                 goal=frame_key(version, scene.scene_id, goal, size),
                 no_mirror=frame_key(version, scene.scene_id, (0, 0, 0), size, mirror=False),
                 goal_cell=goal,
+                controls={
+                    c: frame_key(version, scene.scene_id, (0, 0, 0), size, condition=c)
+                    for c in GALLERY_CONDITIONS
+                },
             )
         )
     return items

@@ -65,6 +65,7 @@ from leaderboard.replays.services import (
 )
 from leaderboard.runs.selectors import run_for
 from simulation.catalogue import get_scene
+from simulation.dynamics import goal_cell
 from simulation.renderer import DEFAULT_SIZE
 from simulation.versions import BENCHMARK_VERSION
 
@@ -301,6 +302,26 @@ def scene_page(request: HttpRequest, scene_id: str) -> HttpResponse:
         raise Http404(f"no scene {scene_id!r} in benchmark {BENCHMARK_VERSION}") from None
     item = gallery(scenes=[scene], size=DEFAULT_SIZE)[0]
     catalogue = get_scene(scene.scene_id)
+    moved_goal = goal_cell(get_scene(scene.scene_id, "moved-mark"))
+    frames = [
+        ("Start", "The hand at its start, as every episode begins.", item.start),
+        ("Goal", f"The hand at the goal, touching the mark {item.goal_cell}.", item.goal),
+        (
+            "No mirror (no-mirror control)",
+            "The same start with the mirror removed; the mark cannot be seen.",
+            item.no_mirror,
+        ),
+        (
+            "Mark unseen (mark-unseen control)",
+            "The same start with the mark not drawn; it is still the goal.",
+            item.controls["mark-unseen"],
+        ),
+        (
+            "Moved mark (moved-mark control)",
+            f"The start with the mark at this scene's other place on the body, goal {moved_goal}.",
+            item.controls["moved-mark"],
+        ),
+    ]
     return render(
         request,
         "leaderboard/scene.html",
@@ -308,17 +329,8 @@ def scene_page(request: HttpRequest, scene_id: str) -> HttpResponse:
             "scene": scene,
             "catalogue": catalogue,
             "item": item,
-            "frames": [
-                ("Start", "The hand at its start, as every episode begins.", item.start),
-                ("Goal", f"The hand at the goal, touching the mark {item.goal_cell}.", item.goal),
-                (
-                    "No mirror",
-                    "The control image: the same start with the mirror removed; the mark cannot "
-                    "be seen.",
-                    item.no_mirror,
-                ),
-            ],
-            "frame_urls": {key: frame_urls(key) for key in (item.start, item.goal, item.no_mirror)},
+            "frames": frames,
+            "frame_urls": {key: frame_urls(key) for _, _, key in frames},
         },
     )
 

@@ -291,15 +291,21 @@ def test_the_episode_api_lists_a_frame_per_view(client, small_run):
 # The gallery.
 
 
-def test_the_gallery_lists_every_scene_and_a_scene_page_has_its_three_frames(client, paper_scenes):
+def test_the_gallery_lists_every_scene_and_a_scene_page_has_each_conditions_start(
+    client, paper_scenes
+):
     page = client.get("/scenes/").content.decode()
     assert page.count('class="episode-card"') == 66
     assert "Human track" in page and "Robot track" in page
     scene = client.get(f"/scenes/{SCENE}/").content.decode()
     urls = re.findall(r'<img src="(/frames/[0-9a-f]{40}\.webp)"', scene)
-    assert len(urls) == 3 and len(set(urls)) == 3
+    # Start, goal, and the start under each control: no-mirror, mark-unseen, moved-mark.
+    assert len(urls) == 5 and len(set(urls)) == 5
     assert "No mirror" in scene and "Goal" in scene
+    assert "Mark unseen" in scene and "Moved mark" in scene
     assert Frame.objects.filter(mirror=False).count() == 66
+    for condition in ("mark-unseen", "moved-mark"):
+        assert Frame.objects.filter(condition=condition, cell=[0, 0, 0]).count() == 66
     assert client.get("/scenes/no-such-scene/").status_code == 404
     assert client.get("/scenes/?version=v1").status_code == 400
     # The header and the About page lead to it.
