@@ -279,7 +279,8 @@ def cmd_replay_html(args: argparse.Namespace) -> int:
         record = bundle_episode(bundle.episodes, scene_id=scene_id, level=level)
     except EpisodeNotFound as exc:
         raise UsageError(f"--episode: {exc}") from None
-    scene = get_scene(scene_id)
+    # A control bundle's views are its condition's: its mirror, its mark.
+    scene = get_scene(scene_id, str(bundle.header.get("condition", MAIN_CONDITION)))
     rendered_with = bundle.header.get("renderer") or {}
     size = rendered_with.get("image_size", DEFAULT_SIZE)
     if not isinstance(size, int) or not 16 <= size <= MAX_SIZE:

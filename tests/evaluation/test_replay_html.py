@@ -126,3 +126,24 @@ def test_an_episode_the_bundle_lacks_is_refused_naming_what_it_holds(bundle, tmp
     assert main([*args, SCENE]) == 2
     assert "--episode must be SCENE:LEVEL" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_control_bundles_replay_shows_its_conditions_views(tmp_path):
+    scene = "male_1-mano_brown-leaf_0"
+    out = tmp_path / "moved.jsonl"
+    args = ["run", "--agent", "chest", "--scenes", scene, "--levels", "1", "--condition"]
+    assert main([*args, "moved-mark", "--image-size", str(SIZE), "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["condition"]
+    as_main = tmp_path / "as-main.jsonl"
+    as_main.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    frames = []
+    for bundle in (out, as_main):
+        html = tmp_path / f"{bundle.stem}.html"
+        assert (
+            main(["replay-html", str(bundle), "--episode", f"{scene}:1", "--out", str(html)]) == 0
+        )
+        frames.append(_data(html.read_text(encoding="utf-8"))["views"][0]["frame"])
+    # The start view under moved-mark shows the mark at its other place in the mirror.
+    assert frames[0] != frames[1]
