@@ -292,6 +292,8 @@ def win_loss(picked: Sequence[ChartRun]) -> list[dict[str, Any]]:
                 "by_scene": [
                     {
                         "scene": scene,
+                        "a_avg": left[scene],
+                        "b_avg": right[scene],
                         "result": _scene_result(left[scene] - right[scene]),
                         "levels": _side_by_side_links(
                             episodes.get(a.run_id, {}), episodes.get(b.run_id, {}), scene
