@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from evaluation.registry import PROVIDERS
 from leaderboard.errors import FieldError
-from leaderboard.models import Submission
+from leaderboard.models import ModelEntry, Submission
 from leaderboard.submissions.forms import SUBMISSION_KINDS
 from leaderboard.submissions.selectors import submission_visible, user_submissions
 from leaderboard.submissions.services import (
@@ -68,7 +68,8 @@ class SubmissionListApi(generics.ListAPIView[Submission]):
     """``GET /api/submissions/``: your submissions; ``POST``: upload a results bundle.
 
     The upload is multipart: ``bundle`` (the file `mirrorbench run` wrote) and the entry's
-    ``model_name``, ``kind``, ``organisation``, ``params_b``, ``link``. It is verified before
+    ``model_name``, ``kind``, ``organisation``, ``params_b``, ``link`` and the model's facts
+    (``release_date``, ``reasoning``, ``licence``, ``scaffold``). It is verified before
     anything is stored: 201 with the submission, 200 with the earlier one if you uploaded these
     exact bytes before, 400 naming the field (for a bundle that does not verify, ``bundle``
     lists the discrepancies), 429 over a cap.
@@ -83,6 +84,16 @@ class SubmissionListApi(generics.ListAPIView[Submission]):
             required=False, allow_null=True, min_value=0, max_value=1e6
         )
         link = serializers.URLField(max_length=500, required=False, allow_blank=True)
+        release_date = serializers.DateField(
+            required=False, allow_null=True, input_formats=["%Y-%m-%d"], help_text="YYYY-MM-DD."
+        )
+        reasoning = serializers.ChoiceField(
+            choices=ModelEntry.Reasoning.choices, required=False, allow_blank=True
+        )
+        licence = serializers.CharField(max_length=100, required=False, allow_blank=True)
+        scaffold = serializers.ChoiceField(
+            choices=ModelEntry.Scaffold.choices, required=False, allow_blank=True
+        )
         reproduce_provider = serializers.ChoiceField(
             choices=list(PROVIDERS), required=False, allow_blank=True
         )

@@ -43,7 +43,7 @@ from evaluation.verify import MAX_PROBLEMS, verify_bundle
 from evaluation.vocabulary import LEVELS, MAIN_CONDITION
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
-from leaderboard.boards.entries import entry_name_match, model_entry_create
+from leaderboard.boards.entries import MODEL_METADATA, entry_name_match, model_entry_create
 from leaderboard.boards.scores import run_list_if_complete, run_list_on_leaderboard
 from leaderboard.data_version import data_version_bump
 from leaderboard.errors import FieldError
@@ -279,7 +279,8 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
     """Check, verify and store an uploaded bundle as a private run of ``user``.
 
     ``data`` holds the entry's metadata, already validated by the door's form or serializer:
-    ``model_name``, ``kind``, and optionally ``organisation``, ``params_b``, ``link``.
+    ``model_name``, ``kind``, and optionally ``organisation``, ``params_b``, ``link`` and the
+    model's facts (``MODEL_METADATA``: they go to a new entry; an existing one keeps its own).
 
     Raises:
         QuotaExceeded: The user is over a daily or concurrent cap.
@@ -338,6 +339,7 @@ def submission_create(*, user: Any, chunks: Iterable[bytes], data: dict[str, Any
                         if data.get("link")
                         else [],
                         field="model_name",
+                        metadata={key: data.get(key) for key in MODEL_METADATA},
                     )
                 run = store_verified_bundle(
                     model_entry=entry, bundle=bundle, owner=user, visibility=Run.Visibility.PRIVATE

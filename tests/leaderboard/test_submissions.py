@@ -180,6 +180,46 @@ def test_bad_metadata_names_the_field(client, alice, small):
     assert not Submission.objects.exists()
 
 
+def test_an_upload_gives_a_new_entry_the_models_facts(client, alice, small):
+    client.force_login(alice)
+    response = _upload(
+        client,
+        small,
+        release_date="2025-03-04",
+        reasoning="medium",
+        licence="Apache-2.0",
+        scaffold="agent",
+    )
+    assert response.status_code == 201, response.content
+    entry = ModelEntry.objects.get(name="My VLM 7B")
+    assert (entry.release_date.isoformat(), entry.reasoning, entry.licence, entry.scaffold) == (
+        "2025-03-04",
+        "medium",
+        "Apache-2.0",
+        "agent",
+    )
+
+
+def test_bad_facts_are_refused_naming_each_field(client, alice, small):
+    client.force_login(alice)
+    response = _upload(
+        client,
+        small,
+        release_date="04/03/2025",
+        reasoning="extreme",
+        licence="x" * 101,
+        scaffold="robot",
+    )
+    assert response.status_code == 400
+    assert set(response.json()) == {"release_date", "reasoning", "licence", "scaffold"}
+    upload = io.BytesIO(small)
+    upload.name = "r.jsonl"
+    page = client.post("/submit/", {**META, "bundle": upload, "release_date": "2025-02-30"})
+    assert page.status_code == 400
+    assert 'id="id_release_date"' in page.content.decode() and "valid date" in page.content.decode()
+    assert not Submission.objects.exists()
+
+
 def test_daily_and_concurrent_caps(client, alice, small, settings):
     from mirrorbench_site.cache import limits_cache
 
