@@ -27,6 +27,7 @@ from PIL import Image
 
 from evaluation.confusion import episode_behaviour
 from evaluation.metrics import D_TH
+from evaluation.process_metrics import step_flags
 from evaluation.prompts import OPTION_TEXT
 from evaluation.vocabulary import (
     AVG,
@@ -92,7 +93,24 @@ def step_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "latency_s": step.get("latency_s"),
         "cached": bool(step.get("cached", False)),
         "distance_after": step.get("distance_steps"),
+        "says": answer_says(response, option),
     }
+
+
+def answer_says(response: str, option: int | None) -> str:
+    """Return what the process metrics read in a response, in words (``evaluation.
+    process_metrics``): whether it names the mirror, calls the reflection its own, and
+    contradicts its stated direction; an empty string when it does none of these."""
+    flags = step_flags(response, option)
+    parts = []
+    if flags.mirror:
+        parts.append("names the mirror")
+    if flags.own:
+        parts.append("calls the reflection its own")
+    if flags.contradiction and flags.stated is not None:
+        stated = OPTION_TEXT[Action(flags.stated)]
+        parts.append(f"contradicts itself: its reasoning says {stated}, its choice is {option}")
+    return "; ".join(parts)
 
 
 def episode_cells(steps: Sequence[Mapping[str, Any]]) -> list[Vec3]:

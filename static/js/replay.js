@@ -84,6 +84,7 @@
       text("option", step.option ? "option " + step.option + ": " + step.option_text : "no option could be read");
       text("executed", step.option === null ? "none (a bad response)" : step.executed ? "executed" : "refused: a collision");
       text("parse_error", step.parse_error || "—");
+      text("says", step.says || "—");
       text("tokens", step.input_tokens === null ? "—" : step.input_tokens + " in, " + step.output_tokens + " out");
       text("latency", step.latency_s === null ? "—" : step.latency_s.toFixed(2) + " s");
       cached(step);
@@ -91,7 +92,7 @@
       text("response", step.response);
       field("response-box").open = !step.folded;
     } else {
-      ["option", "parse_error", "tokens", "latency"].forEach(function (name) { text(name, "—"); });
+      ["option", "parse_error", "says", "tokens", "latency"].forEach(function (name) { text(name, "—"); });
       cached(null);
       text("executed", "the episode has ended");
       text("response-summary", "No response after the last step");

@@ -17,8 +17,10 @@ from evaluation.bundle import read_bundle
 from evaluation.cli import main
 from evaluation.replay_html import (
     ReplayEpisode,
+    answer_says,
     episode_views,
     replay_html,
+    step_view,
 )
 
 SCENE = "male_0-mano_white-splash"
@@ -147,3 +149,13 @@ def test_a_control_bundles_replay_shows_its_conditions_views(tmp_path):
         frames.append(_data(html.read_text(encoding="utf-8"))["views"][0]["frame"])
     # The start view under moved-mark shows the mark at its other place in the mirror.
     assert frames[0] != frames[1]
+
+
+def test_each_step_says_when_its_answer_names_the_mirror_or_contradicts_itself():
+    assert answer_says("Thought: my reflection in the mirror; move up.\nChoice: [2]", 2) == (
+        "names the mirror; calls the reflection its own; contradicts itself: its reasoning "
+        "says move up, its choice is 2"
+    )
+    assert answer_says("Thought: move up.\nChoice: [1]", 1) == ""
+    view = step_view({"index": 0, "response": "A mirror.\nChoice: [6]", "option": 6})
+    assert view["says"] == "names the mirror"

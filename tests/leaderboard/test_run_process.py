@@ -66,3 +66,11 @@ def test_a_private_runs_process_metrics_are_its_owners(client, run, alice, bob):
     client.force_login(alice)
     assert client.get(f"/runs/{run.pk}/process.csv").status_code == 200
     assert client.get(f"/api/runs/{run.pk}/process/").status_code == 200
+
+
+def test_the_replay_marks_what_each_answer_says(client, run):
+    episode = run.episodes.get(level=3)
+    page = client.get(f"/episodes/{episode.pk}/").content.decode()
+    assert 'data-field="says">names the mirror; calls the reflection its own</dd>' in page
+    second = client.get(f"/episodes/{episode.pk}/?step=1").content.decode()
+    assert "contradicts itself: its reasoning says move up, its choice is 2" in second
