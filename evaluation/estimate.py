@@ -80,14 +80,16 @@ def estimate_run(
     typical_steps: float = TYPICAL_STEPS,
     price: Mapping[str, Any] | None = None,
     max_tokens: int | None = None,
+    repeats: int = 1,
 ) -> RunEstimate:
-    """Return the expected requests, tokens and cost of running ``scenes`` x ``levels``.
+    """Return the expected requests, tokens and cost of running ``scenes`` x ``levels``,
+    ``repeats`` times each (every repeat asks afresh: K repeats cost K times one).
 
     ``price`` is a ``MIRRORBENCH_PRICES`` entry: ``input_per_mtok`` and ``output_per_mtok`` in US
     dollars per million tokens; without one the cost is None.
     """
-    episodes = len(scenes) * len(levels)
-    requests_max = sum(s.max_steps for s in scenes) * len(levels)
+    episodes = len(scenes) * len(levels) * repeats
+    requests_max = sum(s.max_steps for s in scenes) * len(levels) * repeats
     image = IMAGE_TOKENS.get(provider, DEFAULT_IMAGE_TOKENS)
     requests = 0.0
     input_tokens = 0.0
@@ -99,6 +101,8 @@ def estimate_run(
             text = (_text_tokens(scene, level, 0) + _text_tokens(scene, level, scene.max_steps)) / 2
             images = 2 - 1 / steps if steps else 1  # the previous view from the second step on
             input_tokens += steps * (text + images * image)
+    requests *= repeats
+    input_tokens *= repeats
     per_reply = OUTPUT_TOKENS if max_tokens is None else min(OUTPUT_TOKENS, max_tokens)
     output_tokens = requests * per_reply
     cost = None

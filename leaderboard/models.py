@@ -14,7 +14,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from evaluation import vocabulary
-from evaluation.bundle import episode_record
+from evaluation.bundle import episode_record, episode_repeat
 from evaluation.config import RunConfig
 from evaluation.confusion import episode_behaviour
 from evaluation.outbound import ErrorSummary, error_summary
@@ -409,7 +409,8 @@ class ModelPrice(models.Model):
 
 
 class Episode(models.Model):
-    """One (scene, level) episode of a run, with its per-episode metrics."""
+    """One (scene, level) episode of a run, with its per-episode metrics; a run of several
+    repeats has one per (scene, level, repeat)."""
 
     class Status(models.TextChoices):
         """The engine's episode statuses (``evaluation.vocabulary.EPISODE_STATUSES``)."""
@@ -424,6 +425,9 @@ class Episode(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="episodes")
     scene = models.ForeignKey(Scene, on_delete=models.PROTECT, related_name="episodes")
     level = models.PositiveSmallIntegerField()
+    repeat = models.PositiveSmallIntegerField(
+        default=0, help_text="Which repeat of its (scene, level) episode, 0 the first."
+    )
     status = models.CharField(max_length=20, choices=Status.choices)
     error = models.TextField(
         blank=True,
@@ -467,13 +471,16 @@ class Episode(models.Model):
     objects = EpisodeQuerySet.as_manager()
 
     class Meta:
-        ordering = ["level", "scene_id"]
+        ordering = ["level", "scene_id", "repeat"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "scene", "level"], name="unique_run_episode")
+            models.UniqueConstraint(
+                fields=["run", "scene", "level", "repeat"], name="unique_run_episode_repeat"
+            )
         ]
 
     def __str__(self) -> str:
-        return f"{self.scene} L{self.level} (run {self.run_id})"
+        again = f" repeat {self.repeat}" if self.repeat else ""
+        return f"{self.scene} L{self.level}{again} (run {self.run_id})"
 
     @staticmethod
     def fields_from_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -503,7 +510,13 @@ class Episode(models.Model):
     @classmethod
     def from_record(cls, *, run: Run, scene: Scene, record: dict[str, Any]) -> Episode:
         """Return an unsaved episode of ``run`` from a bundle episode record."""
-        return cls(run=run, scene=scene, level=record["level"], **cls.fields_from_record(record))
+        return cls(
+            run=run,
+            scene=scene,
+            level=record["level"],
+            repeat=episode_repeat(record),
+            **cls.fields_from_record(record),
+        )
 
     @property
     def error_summary(self) -> ErrorSummary | None:
@@ -535,6 +548,7 @@ class Episode(models.Model):
             distances=self.distances,
             steps=steps,
             metrics={m: getattr(self, m) for m in vocabulary.METRICS} if completed else None,
+            repeat=self.repeat or None,
         )
 
 
@@ -650,6 +664,13 @@ class RunScore(models.Model):
         null=True, blank=True, help_text='95% bootstrap intervals: {"tsr": [lo, hi], ...}'
     )
     episodes = models.PositiveIntegerField(null=True, blank=True)
+    spread = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A run of several repeats, its Overall column only: how its repeats differ "
+        '(evaluation.metrics.RepeatSpread.as_dict: {"repeats": K, "low": {...}, "high": {...}, '
+        '"sd": {...}, "paired": n, "flipped": n, "flip_rate": x}); null with one repeat.',
+    )
 
     objects = RunScoreQuerySet.as_manager()
 

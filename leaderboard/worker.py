@@ -25,7 +25,7 @@ from django.utils import timezone
 from evaluation.adapters.retry import RetryPolicy
 from evaluation.agents import ModelAgent
 from evaluation.cache import ResponseCache
-from evaluation.config import agent_factory
+from evaluation.config import agent_factory, episode_seed
 from evaluation.registry import parse_agent_spec
 from evaluation.runner import FrameSource, run_episode
 from leaderboard.boards.scores import run_list_if_complete, run_scores_refresh
@@ -227,7 +227,7 @@ def episode_evaluate(*, episode_id: int) -> str:
                 scene,
                 episode.level,
                 agent,
-                seed=config.seed,
+                seed=episode_seed(config.seed, episode.repeat),
                 frames=frames,
                 image_size=config.image_size,
                 on_step=lambda step: _step_store(
@@ -242,6 +242,7 @@ def episode_evaluate(*, episode_id: int) -> str:
                     ),
                 ),
                 prior_steps=_stored_steps(episode),
+                repeat=episode.repeat if config.repeats > 1 else None,
             )
             break
         except EpisodeLost as exc:

@@ -84,6 +84,22 @@ _METADATA = ("release_date", "reasoning", "licence", "scaffold")
 """Model entry fields beside the organisation, kind and parameters: empty where not known."""
 
 
+class RepeatSpreadSerializer(serializers.Serializer):
+    """How a row's repeats differ (``leaderboard_table``'s repeat columns)."""
+
+    avg_range = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        help_text="[worst, best]: the overall AVG of one repeat, from the lowest to the highest.",
+    )
+    avg_sd = serializers.FloatField(help_text="The overall AVG's standard deviation over repeats.")
+    flip_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="The share of episodes played in two repeats or more whose success differs.",
+    )
+
+
 class ModelListApi(generics.ListAPIView[ModelEntry]):
     """``/api/models/``: the model entries, by name."""
 
@@ -226,8 +242,24 @@ def _leaderboard_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "rank_interval": None if low is None or high is None else [int(low), int(high)],
         "tied_with_above": bool(record["tied_with_above"]),
         "preliminary": bool(record["preliminary"]),
+        **_repeat_fields(record),
         **_metadata_fields(record),
     }
+
+
+def _repeat_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a row's repeats and how they differ (the overall AVG's spread, the flip rate);
+    a row of one repeat (the paper's included) has 1 and a null spread."""
+    repeats = query_number(record.get("repeats"))
+    low, high = query_number(record.get("avg_low")), query_number(record.get("avg_high"))
+    spread = None
+    if repeats is not None and repeats > 1 and low is not None and high is not None:
+        spread = {
+            "avg_range": [low, high],
+            "avg_sd": query_number(record.get("avg_sd")),
+            "flip_rate": query_number(record.get("flip_rate")),
+        }
+    return {"repeats": 1 if repeats is None else int(repeats), "repeat_spread": spread}
 
 
 def _metadata_fields(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -308,6 +340,15 @@ class LeaderboardApi(APIView):
         preliminary = serializers.BooleanField(
             help_text="Built from fewer than the table's full episodes (264 a run overall, "
             "66 a level): its scores and rank may still move."
+        )
+        repeats = serializers.IntegerField(
+            help_text="How many times the run played every episode (1 for the paper's rows)."
+        )
+        repeat_spread = RepeatSpreadSerializer(
+            allow_null=True,
+            help_text="How its repeats differ, for a row of several (null with one): the "
+            "overall AVG of the worst and the best repeat, its standard deviation over them, and "
+            "the share of episodes whose success differs between repeats.",
         )
 
         class Meta:

@@ -15,6 +15,7 @@ from evaluation.metrics import (
     bootstrap_ci,
     cognitive_stability,
     cognitive_stability_ci,
+    repeat_spread,
     score_json,
 )
 from evaluation.vocabulary import COMPLETED, LEVELS, MAIN_CONDITION, METRICS, OVERALL, TRACKS
@@ -74,6 +75,7 @@ def run_list_if_complete(*, run: Run) -> bool:
         total=Count("pk"),
         scenes=Count("scene", distinct=True),
         levels=Count("level", distinct=True),
+        repeats=Count("repeat", distinct=True),
         unfinished=Count("pk", filter=Q(status__in=Episode.UNFINISHED)),
         errors=Count("pk", filter=Q(status=Episode.Status.ERROR)),
     )
@@ -83,7 +85,8 @@ def run_list_if_complete(*, run: Run) -> bool:
         and errored_share <= settings.MIRRORBENCH_MAX_ERRORED_SHARE
         and episodes["scenes"] == len(scene_set())
         and episodes["levels"] == len(LEVELS)
-        and episodes["total"] == len(scene_set()) * len(LEVELS)
+        # Every repeat of every episode: a run of K repeats holds K times the episodes.
+        and episodes["total"] == len(scene_set()) * len(LEVELS) * episodes["repeats"]
     )
     if complete:
         run_list_on_leaderboard(run=run)
@@ -120,7 +123,9 @@ def run_scores_refresh(*, run: Run, n_resamples: int = 1000) -> None:
     ci: dict[str, Any] = {**intervals["levels"], OVERALL: intervals["overall"]}
     counts = _episode_counts(results)
     run.scores.all().delete()
-    RunScore.objects.bulk_create(score_rows(run, tables, ci, counts))
+    rows = score_rows(run, tables, ci, counts)
+    _spread_add(rows, results)
+    RunScore.objects.bulk_create(rows)
     run_behaviour_refresh(run=run)
     run_tokens_refresh(run=run)
     data_version_bump()
@@ -151,6 +156,17 @@ def run_behaviour_refresh(*, run: Run) -> None:
         behaviour = None
     Run.objects.filter(pk=run.pk).update(behaviour=behaviour)
     run.behaviour = behaviour
+
+
+def _spread_add(rows: list[RunScore], results: list[EpisodeResult]) -> None:
+    """Set the Overall-column rows' ``spread``: how a run's repeats differ in that table
+    (``evaluation.metrics.repeat_spread``); left None for a run of one repeat."""
+    if not any(r.repeat for r in results):
+        return
+    for row in rows:
+        if row.track == OVERALL:
+            spread = repeat_spread(results, row.table)
+            row.spread = spread.as_dict() if spread is not None else None
 
 
 def _episode_counts(results: Iterable[Any]) -> dict[str, dict[str, int]]:

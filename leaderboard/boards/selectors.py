@@ -229,6 +229,7 @@ class LeaderboardTable:
             }
             info["episodes"] = _count(record.get("overall_episodes"))
             info["full_episodes"] = self.full_episodes
+            info["spread"] = _row_spread(record)
             key = record[self.key]
             key_cell = {
                 "value": None if _missing(key) else key,
@@ -248,6 +249,14 @@ class LeaderboardTable:
                 record[column] = None if _missing(record[column]) else int(record[column])
             rows.append([record[column] for column in CSV_COLUMNS])
         return rows
+
+
+def _row_spread(record: dict[str, Any]) -> dict[str, Any] | None:
+    """Return a row's repeats and their spread for the page, None for a row of one repeat."""
+    repeats = record.get("repeats")
+    if repeats is None or _missing(repeats) or int(repeats) < 2:
+        return None
+    return {column: record.get(column) for column in REPEAT_COLUMNS}
 
 
 def _count(value: Any) -> int | None:
@@ -273,6 +282,7 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         *METRICS,
         "ci",
         "episodes",
+        "spread",
         "run__source",
         "run__agent",
         "run__cognitive_stability",
@@ -311,6 +321,8 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
         )
         track = v["track"]
         row[f"{track}_episodes"] = v["episodes"]
+        if track == OVERALL:
+            _spread_columns(row, v["spread"])
         for metric in METRICS:
             row[f"{track}_{metric}"] = v[metric]
             if v["ci"]:
@@ -319,6 +331,21 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
     # Every score column exists even when no row has it (an empty table, a missing track).
     columns = dict.fromkeys([*_INFO, *SCORE_COLUMNS, *(key for row in rows for key in row)])
     return pd.DataFrame(rows, columns=list(columns))
+
+
+REPEAT_COLUMNS = ["repeats", "avg_low", "avg_high", "avg_sd", "flip_rate"]
+"""How a row's repeats differ (``_spread_columns``): the repeats, the overall AVG of the worst
+and the best repeat, its standard deviation over the repeats, and the share of episodes whose
+success flips between repeats. A row of one repeat has 1 and no spread."""
+
+
+def _spread_columns(row: dict[str, Any], spread: dict[str, Any] | None) -> None:
+    """Set ``row``'s ``REPEAT_COLUMNS`` from its Overall column's stored ``RunScore.spread``."""
+    row["repeats"] = spread["repeats"] if spread else 1
+    row["avg_low"] = spread["low"][AVG] if spread else None
+    row["avg_high"] = spread["high"][AVG] if spread else None
+    row["avg_sd"] = spread["sd"][AVG] if spread else None
+    row["flip_rate"] = spread["flip_rate"] if spread else None
 
 
 def _sanity_checks(frame: pd.DataFrame) -> pd.Series:
@@ -520,13 +547,27 @@ def _rank_intervals_add(
         ]
     )
     frame["tied_with_above"] = pd.Series(ties, index=frame.index, dtype=object)
+    frame["preliminary"] = _preliminary(frame, reported, competing, full)
+    return frame
+
+
+def _preliminary(
+    frame: pd.DataFrame, reported: pd.Series, competing: pd.Series, full: int
+) -> pd.Series:
+    """Return which rows are preliminary: built from fewer than ``full`` episodes per repeat,
+    or, among the ranked rows with episodes, from one repeat where another has several."""
     counts = frame.get("overall_episodes", pd.Series(None, index=frame.index))
-    frame["preliminary"] = pd.Series(
-        [not r and not _missing(n) and n < full for r, n in zip(reported, counts, strict=True)],
+    repeats = frame.get("repeats", pd.Series(None, index=frame.index))
+    repeats = repeats.map(lambda k: 1 if _missing(k) else int(k))
+    several = bool((repeats[competing & ~reported] > 1).any())
+    return pd.Series(
+        [
+            not r and ((not _missing(n) and n < full * k) or (several and c and k == 1))
+            for r, c, n, k in zip(reported, competing, counts, repeats, strict=True)
+        ],
         index=frame.index,
         dtype=object,
     )
-    return frame
 
 
 def _board_scene_sums(version: str, run_ids: pd.Series) -> dict[int, SceneSums]:
@@ -537,12 +578,12 @@ def _board_scene_sums(version: str, run_ids: pd.Series) -> dict[int, SceneSums]:
     wanted = {int(r) for r in run_ids}
     by_run: dict[int, list[EpisodeResult]] = {}
     completed = Episode.objects.on_board(version).filter(status=Episode.Status.COMPLETED)
-    for run_id, scene_id, track, level, distances in completed.values_list(
-        "run_id", "scene__scene_id", "scene__track", "level", "distances"
+    for run_id, scene_id, track, level, distances, repeat in completed.values_list(
+        "run_id", "scene__scene_id", "scene__track", "level", "distances", "repeat"
     ):
         if run_id in wanted:
             by_run.setdefault(run_id, []).append(
-                EpisodeResult(scene_id, track, level, tuple(distances))
+                EpisodeResult(scene_id, track, level, tuple(distances), repeat=repeat)
             )
     return {run_id: scene_sums(results) for run_id, results in by_run.items()}
 

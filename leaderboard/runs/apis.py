@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evaluation.config import MAX_REPEATS
 from evaluation.cost import check_price
 from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
@@ -347,6 +348,13 @@ class EvaluationCreateApi(APIView):
             default=MAIN_CONDITION,
             help_text="main (the paper's protocol, ranked) or a control condition, played "
             "beside it at the same cost and never ranked in the main tables.",
+        )
+        repeats = serializers.IntegerField(
+            min_value=1,
+            max_value=MAX_REPEATS,
+            default=1,
+            help_text="How many times every episode is played, each asking afresh (default 1); "
+            "each repeat costs as much as one run.",
         )
         private = serializers.BooleanField(default=False)
         price = serializers.JSONField(

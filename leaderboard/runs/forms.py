@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evaluation.config import MAX_REPEATS
 from evaluation.registry import provider_choices
 from evaluation.vocabulary import (
     CONDITION_SUMMARIES,
@@ -71,6 +72,15 @@ class HostedEvaluationForm(forms.Form):
         help_text="Main is the paper's protocol, the only condition the leaderboard ranks. A "
         "control plays the same episodes with one change, at the same cost as main (same "
         "prompts and budgets); its run shows on its own page, never in the leaderboard's tables.",
+    )
+    repeats = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_REPEATS,
+        initial=1,
+        required=False,
+        help_text="Play every episode this many times, asking the model afresh each time: the "
+        "board then shows how much its score moves between repeats. Each repeat costs as much "
+        "as one run.",
     )
     private = forms.BooleanField(required=False, label="Keep this run private")
 

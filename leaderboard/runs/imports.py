@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from evaluation.bundle import Bundle
+from evaluation.bundle import Bundle, header_repeats
 from evaluation.verify import verify_bundle
 from evaluation.vocabulary import MAIN_CONDITION
 from leaderboard.boards.entries import MODEL_METADATA, benchmark_current, model_entry_upsert
@@ -196,7 +196,9 @@ def _run_store(
         condition=header.get("condition", MAIN_CONDITION),
         agent=header["agent"]["name"],
         metadata=header,
-        episodes_expected=len(header["selection"]["scenes"]) * len(header["selection"]["levels"]),
+        episodes_expected=len(header["selection"]["scenes"])
+        * len(header["selection"]["levels"])
+        * header_repeats(header),
         finished=timezone.now(),
     )
     episodes = Episode.objects.bulk_create(

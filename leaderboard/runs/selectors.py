@@ -153,6 +153,7 @@ def run_results(*, run: Run) -> list[EpisodeResult]:
             level=e.level,
             distances=tuple(e.distances),
             status=e.status,
+            repeat=e.repeat,
         )
         for e in run.episodes.select_related("scene").filter(
             status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR]
@@ -304,9 +305,12 @@ def typical_steps() -> float:
     return float(mean) if mean else TYPICAL_STEPS
 
 
-def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], scenes: str) -> Any:
+def hosted_run_estimate(
+    *, provider: str, model: str, levels: Sequence[int], scenes: str, repeats: int = 1
+) -> Any:
     """Return what a hosted run would cost (``evaluation.estimate.RunEstimate``): requests,
-    tokens and, when ``MIRRORBENCH_PRICES`` has the agent, US dollars."""
+    tokens and, when ``MIRRORBENCH_PRICES`` has the agent, US dollars; ``repeats`` times one
+    run's."""
 
     price = settings.MIRRORBENCH_PRICES.get(f"{provider}:{model}") if model else None
     return estimate_run(
@@ -315,6 +319,7 @@ def hosted_run_estimate(*, provider: str, model: str, levels: Sequence[int], sce
         provider=provider,
         typical_steps=typical_steps(),
         price=price,
+        repeats=repeats,
     )
 
 
@@ -403,7 +408,7 @@ def finished_episodes(run: Run) -> QuerySet[Episode]:
         run.episodes.select_related("scene")
         .prefetch_related(Prefetch("steps", queryset=Step.objects.order_by("index")))
         .filter(status__in=[Episode.Status.COMPLETED, Episode.Status.ERROR])
-        .order_by("level", "scene_id")
+        .order_by("level", "scene_id", "repeat")
     )
 
 

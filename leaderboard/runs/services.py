@@ -65,8 +65,9 @@ def run_create(
     api_key: str | None = None,
     price: dict[str, float] | None = None,
 ) -> Run:
-    """Create a pending run of ``config`` with one pending episode per (scene, level); queue
-    its start. The configuration is stored as ``Run.spec`` (read back as ``Run.config``).
+    """Create a pending run of ``config`` with one pending episode per (scene, level) and
+    repeat (``config.repeats``); queue its start. The configuration is stored as ``Run.spec``
+    (read back as ``Run.config``).
 
     ``api_key`` (hosted runs) is stored encrypted and erased when the run ends; without it the
     workers use their environment's key. Raises FieldError for an unknown agent (or one that
@@ -109,13 +110,17 @@ def run_create(
         agent=config.agent,
         price=price,
         spec=config.as_dict(),
-        episodes_expected=len(config.pairs) if config.pairs else len(scenes) * len(config.levels),
+        episodes_expected=(len(config.pairs) if config.pairs else len(scenes) * len(config.levels))
+        * config.repeats,
     )
     wanted = set(config.pairs)
     Episode.objects.bulk_create(
-        Episode(run=run, scene=rows[s.id], level=level, status=Episode.Status.PENDING)
+        Episode(
+            run=run, scene=rows[s.id], level=level, repeat=repeat, status=Episode.Status.PENDING
+        )
         for level in config.levels
         for s in scenes
+        for repeat in range(config.repeats)
         if not wanted or (s.id, level) in wanted
     )
     # The bundle header is fixed now (renderer, agent, generation), so exports never need a
@@ -269,14 +274,20 @@ def run_errored_rerun(*, run: Run, api_key: str = "") -> int:
 
 BASELINE_AGENTS = ("random", "oracle")
 """The baselines the site runs by itself (``make run``), each under its registry label."""
+BASELINE_REPEATS = 5
+"""Seeded repeats of each baseline run (seeds 0 to 4): the random policy's spread over them is
+the board's noise floor (docs/leaderboard.md, Repeats and the noise floor)."""
 
 
 def baseline_runs_ensure() -> list[Run]:
-    """Queue a full run of each baseline agent that has no run of the current version yet.
+    """Queue a full run of each baseline agent, ``BASELINE_REPEATS`` seeded repeats of every
+    episode, when it has no such run of the current version yet.
 
     Idempotent: a baseline with a pending, running or completed run of this benchmark version
-    is left alone, so a second ``make run`` reuses what exists. Runs of a retired version stay
-    browsable; unfinished ones are failed first (``runs_retired_fail``).
+    and that many repeats is left alone, so a second ``make run`` reuses what exists (a run of
+    one repeat from before gets its repeated run beside it, which takes its place on the
+    board). Runs of a retired version stay browsable; unfinished ones are failed first
+    (``runs_retired_fail``).
     """
     runs_retired_fail()
 
@@ -291,9 +302,11 @@ def baseline_runs_ensure() -> list[Run]:
             source=Run.Source.EVALUATED,
             benchmark__name=BENCHMARK_VERSION,
             status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.COMPLETED],
+            spec__repeats=BASELINE_REPEATS,
         ).exists()
         if not exists:
-            created.append(run_create(model_entry=entry, config=RunConfig(agent=agent)))
+            config = RunConfig(agent=agent, repeats=BASELINE_REPEATS)
+            created.append(run_create(model_entry=entry, config=config))
     return created
 
 
@@ -427,9 +440,10 @@ def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
         scenes=data["scenes"],
         base_url=data.get("base_url") or None,
         condition=data.get("condition") or MAIN_CONDITION,
+        repeats=data.get("repeats") or 1,
     )
     try:
-        episodes = len(select_scenes(config.scenes)) * len(config.levels)
+        episodes = len(select_scenes(config.scenes)) * len(config.levels) * config.repeats
     except KeyError as exc:
         raise FieldError("scenes", str(exc)) from None
     visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
-from evaluation.config import RunConfigError
+from evaluation.config import MAX_REPEATS, RunConfigError
 from evaluation.registry import PROVIDERS
 from evaluation.vocabulary import LEVEL_KEYS
 from leaderboard.boards.costs import run_cost
@@ -220,13 +220,26 @@ def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:
     if provider not in PROVIDERS or scenes not in dict(HostedEvaluationForm.SCENE_SETS):
         return None
     estimate = hosted_run_estimate(
-        provider=provider, model=(data.get("model") or "").strip(), levels=levels, scenes=scenes
+        provider=provider,
+        model=(data.get("model") or "").strip(),
+        levels=levels,
+        scenes=scenes,
+        repeats=_repeats(data.get("repeats")),
     )
     return {**estimate.as_dict(), "provider": provider}
 
 
+def _repeats(value: str | None) -> int:
+    """The estimate's repeats: the form's, within 1 and ``MAX_REPEATS``; 1 when unreadable."""
+    try:
+        return min(max(int(value or 1), 1), MAX_REPEATS)
+    except ValueError:
+        return 1
+
+
 def evaluate_estimate_json(request: HttpRequest) -> JsonResponse:
-    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=``: the page's live estimate."""
+    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=&repeats=``: the page's live
+    estimate."""
     form = HostedEvaluationForm(request.GET)
     return JsonResponse(_estimate(form) or {"error": "unknown provider or scene set"})
 

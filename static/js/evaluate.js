@@ -1,4 +1,4 @@
-// The evaluate form: the cost estimate follows the provider, model, levels and scenes chosen.
+// The evaluate form: the cost estimate follows the provider, model, levels, scenes and repeats chosen.
 (function () {
   "use strict";
   var box = document.querySelector("aside.estimate[data-url]");
@@ -7,7 +7,7 @@
   var numbers = new Intl.NumberFormat("en-US");
   function update() {
     var query = new URLSearchParams();
-    ["provider", "model", "scenes"].forEach(function (name) {
+    ["provider", "model", "scenes", "repeats"].forEach(function (name) {
       var field = form.querySelector('[name="' + name + '"]:checked') || form.querySelector('[name="' + name + '"]');
       if (field && field.type !== "radio") { query.set(name, field.value); }
       else if (field && field.checked) { query.set(name, field.value); }

@@ -494,6 +494,8 @@ class TestThePapersModelsAndARunEvaluatedHere:
             "cognitive_stability",
             "rank_interval",
             "tied_with_above",
+            "repeats",
+            "repeat_spread",
             "preliminary",
             "organisation",
             "release_date",
