@@ -275,6 +275,34 @@ def _metadata_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def model_facts_serializer_fields() -> tuple[serializers.Field, ...]:
+    """Return fresh input fields for a model's facts, each optional: ``release_date``,
+    ``reasoning``, ``licence``, ``scaffold`` (the upload and evaluate APIs unpack them)."""
+    return (
+        serializers.DateField(
+            required=False, allow_null=True, input_formats=["%Y-%m-%d"], help_text="YYYY-MM-DD."
+        ),
+        serializers.ChoiceField(
+            choices=ModelEntry.Reasoning.choices,
+            required=False,
+            allow_blank=True,
+            help_text="Reasoning mode or effort the results are measured with.",
+        ),
+        serializers.CharField(
+            max_length=100,
+            required=False,
+            allow_blank=True,
+            help_text="The weights' licence (an SPDX id), or proprietary.",
+        ),
+        serializers.ChoiceField(
+            choices=ModelEntry.Scaffold.choices,
+            required=False,
+            allow_blank=True,
+            help_text="model: a plain model; agent: an agent scaffold around one.",
+        ),
+    )
+
+
 class ModelMetadataSerializer(serializers.Serializer):
     """What a model entry says about the model (issue 33): each null where not known."""
 

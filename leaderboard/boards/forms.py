@@ -9,6 +9,38 @@ from leaderboard.models import ModelEntry, Run
 from simulation.versions import BENCHMARK_VERSION, KNOWN_VERSIONS, RETIRED_VERSIONS
 
 
+def model_facts_fields() -> tuple[forms.Field, ...]:
+    """Return fresh form fields for a model's facts, each optional: ``release_date``,
+    ``reasoning``, ``licence``, ``scaffold`` (the upload and evaluate forms unpack them)."""
+    return (
+        forms.DateField(
+            required=False,
+            input_formats=["%Y-%m-%d"],
+            label="Release date",
+            help_text="YYYY-MM-DD, if known.",
+            widget=forms.DateInput(attrs={"type": "date"}),
+        ),
+        forms.ChoiceField(
+            choices=[("", "Not stated"), *ModelEntry.Reasoning.choices],
+            required=False,
+            label="Reasoning mode or effort",
+        ),
+        forms.CharField(
+            max_length=100,
+            required=False,
+            label="Licence",
+            help_text="Of the weights: an SPDX id such as Apache-2.0, or proprietary.",
+        ),
+        forms.ChoiceField(
+            choices=[("", "Not stated"), *ModelEntry.Scaffold.choices],
+            required=False,
+            label="Model or agent",
+            help_text="Plain model: the model answered the prompts itself; agent scaffold: an "
+            "agent (tools, memory, planning) built around a model did.",
+        ),
+    )
+
+
 class TextListField(forms.Field):
     """Several short texts, one per repeated parameter (``?organisation=A&organisation=B``);
     blank ones are dropped."""

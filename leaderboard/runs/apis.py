@@ -24,7 +24,11 @@ from evaluation.registry import provider_choices
 from evaluation.vocabulary import CONDITIONS, LEVELS, MAIN_CONDITION, METRICS
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
-from leaderboard.boards.apis import EpisodeCountsSerializer, ScoreRowSerializer
+from leaderboard.boards.apis import (
+    EpisodeCountsSerializer,
+    ScoreRowSerializer,
+    model_facts_serializer_fields,
+)
 from leaderboard.boards.costs import price_table, run_cost
 from leaderboard.errors import FieldError
 from leaderboard.models import Episode, ModelEntry, Run
@@ -333,6 +337,7 @@ class EvaluationCreateApi(APIView):
         params_b = serializers.FloatField(
             required=False, allow_null=True, min_value=0, help_text="Parameters in billions."
         )
+        release_date, reasoning, licence, scaffold = model_facts_serializer_fields()
         api_key = serializers.CharField(
             max_length=500, write_only=True, help_text="Encrypted at rest, erased at the end."
         )

@@ -18,6 +18,7 @@ from evaluation.vocabulary import (
     condition_label,
     level_label,
 )
+from leaderboard.boards.forms import model_facts_fields
 from leaderboard.models import ModelEntry
 
 CONDITION_CHOICES = [
@@ -48,6 +49,7 @@ class HostedEvaluationForm(forms.Form):
         choices=[(k, v) for k, v in ModelEntry.Kind.choices if k in ("proprietary", "open-weights")]
     )
     params_b = forms.FloatField(required=False, min_value=0, label="Parameters (billions)")
+    release_date, reasoning, licence, scaffold = model_facts_fields()
     api_key = forms.CharField(
         # Never sent back to the browser, and no password manager's to fill in or keep.
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),

@@ -25,6 +25,7 @@ from evaluation.vocabulary import (
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.entries import (
+    MODEL_METADATA,
     benchmark_current,
     entry_name_match,
     model_entry_create,
@@ -364,6 +365,7 @@ def _hosted_entry(*, user: Any, data: dict[str, Any]) -> ModelEntry:
             params_b=data.get("params_b"),
             owner=user,
             field="entry_name",
+            metadata={key: data.get(key) for key in MODEL_METADATA},
         )
     if existing.owner_id == user.pk or is_moderator(user):
         return existing

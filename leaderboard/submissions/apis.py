@@ -16,8 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.registry import PROVIDERS
+from leaderboard.boards.apis import model_facts_serializer_fields
 from leaderboard.errors import FieldError
-from leaderboard.models import ModelEntry, Submission
+from leaderboard.models import Submission
 from leaderboard.submissions.forms import SUBMISSION_KINDS
 from leaderboard.submissions.selectors import submission_visible, user_submissions
 from leaderboard.submissions.services import (
@@ -84,16 +85,7 @@ class SubmissionListApi(generics.ListAPIView[Submission]):
             required=False, allow_null=True, min_value=0, max_value=1e6
         )
         link = serializers.URLField(max_length=500, required=False, allow_blank=True)
-        release_date = serializers.DateField(
-            required=False, allow_null=True, input_formats=["%Y-%m-%d"], help_text="YYYY-MM-DD."
-        )
-        reasoning = serializers.ChoiceField(
-            choices=ModelEntry.Reasoning.choices, required=False, allow_blank=True
-        )
-        licence = serializers.CharField(max_length=100, required=False, allow_blank=True)
-        scaffold = serializers.ChoiceField(
-            choices=ModelEntry.Scaffold.choices, required=False, allow_blank=True
-        )
+        release_date, reasoning, licence, scaffold = model_facts_serializer_fields()
         reproduce_provider = serializers.ChoiceField(
             choices=list(PROVIDERS), required=False, allow_blank=True
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from evaluation.registry import provider_choices
+from leaderboard.boards.forms import model_facts_fields
 from leaderboard.models import ModelEntry
 
 SUBMISSION_KINDS = [
@@ -24,31 +25,7 @@ class SubmissionMetadataForm(forms.Form):
     link = forms.URLField(
         max_length=500, required=False, assume_scheme="https", label="Link to code or paper"
     )
-    release_date = forms.DateField(
-        required=False,
-        input_formats=["%Y-%m-%d"],
-        label="Release date",
-        help_text="YYYY-MM-DD, if known.",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    reasoning = forms.ChoiceField(
-        choices=[("", "Not stated"), *ModelEntry.Reasoning.choices],
-        required=False,
-        label="Reasoning mode or effort",
-    )
-    licence = forms.CharField(
-        max_length=100,
-        required=False,
-        label="Licence",
-        help_text="Of the weights: an SPDX id such as Apache-2.0, or proprietary.",
-    )
-    scaffold = forms.ChoiceField(
-        choices=[("", "Not stated"), *ModelEntry.Scaffold.choices],
-        required=False,
-        label="Model or agent",
-        help_text="Plain model: the model answered the prompts itself; agent scaffold: an "
-        "agent (tools, memory, planning) built around a model did.",
-    )
+    release_date, reasoning, licence, scaffold = model_facts_fields()
     reproduce_provider = forms.ChoiceField(
         choices=[("", "Do not re-run"), *provider_choices()],
         required=False,

@@ -52,6 +52,10 @@ def test_a_body_that_is_not_a_json_object_is_a_400(client, evaluator, raw):
         ({"model": "x" * 201}, "model"),
         ({"base_url": "not a url"}, "base_url"),
         ({"api_key": None}, "api_key"),
+        ({"release_date": "2025-02-30"}, "release_date"),
+        ({"reasoning": "extreme"}, "reasoning"),
+        ({"licence": "x" * 101}, "licence"),
+        ({"scaffold": "robot"}, "scaffold"),
     ],
 )
 def test_each_bad_field_is_named_and_nothing_is_written(client, evaluator, changes, field):
@@ -83,3 +87,15 @@ def test_a_good_body_queues_a_run_and_links_to_its_page(
         "url": f"/runs/{run.pk}/",
     }
     assert run.spec["levels"] == [1, 3]
+
+
+def test_the_models_facts_go_to_its_new_entry(
+    client, evaluator, django_capture_on_commit_callbacks
+):
+    facts = {"release_date": "2024-05-13", "reasoning": "off", "licence": "proprietary"}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = post(client, body(scaffold="model", **facts))
+    assert response.status_code == 201, response.content
+    entry = Run.objects.get().model_entry
+    assert entry.release_date.isoformat() == "2024-05-13"
+    assert (entry.reasoning, entry.licence, entry.scaffold) == ("off", "proprietary", "model")
