@@ -32,6 +32,8 @@ class MirrorUseRow:
     entry: ModelEntry
     runs: dict[str, Run]
     use: dict[str, Any]
+    process: dict[str, Any]
+    """What the main run's answers say (``run_process_metrics``)."""
 
     @property
     def reference(self) -> bool:
@@ -41,7 +43,7 @@ class MirrorUseRow:
 
 def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
     """Return a row per model with a main run and at least one control run (a query, then one
-    per run shown).
+    per run shown and one for each main run's answers).
 
     Only public, completed runs of benchmark ``version`` count, the newest of each condition.
     Models come first, ranked by their overall main AVG, the baselines after them.
@@ -66,7 +68,9 @@ def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
         ordered = {c: by_condition[c] for c in CONDITIONS if c in by_condition}
         # run_results knows how a run's episodes are scored (their repeats too): a query a run.
         use = mirror_use({c: run_results(run=run) for c, run in ordered.items()})
-        rows.append(MirrorUseRow(next(iter(ordered.values())).model_entry, ordered, use))
+        main = ordered[MAIN_CONDITION]
+        process = run_process_metrics(run=main)
+        rows.append(MirrorUseRow(main.model_entry, ordered, use, process))
 
     def order(row: MirrorUseRow) -> tuple[bool, float, str]:
         main = row.use["tables"][OVERALL]["avg"]["scores"][MAIN_CONDITION]

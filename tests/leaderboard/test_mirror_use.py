@@ -68,6 +68,9 @@ def test_the_page_shows_each_level_with_links_to_the_runs(client, chest_runs):
     for run in chest_runs.values():
         assert f'href="/runs/{run.pk}/"' in page
     assert "Main \u2212 moved mark" in page and "Overall" in page
+    # What the main run wrote: the chest baseline's bare answers name no mirror.
+    assert "What the main runs wrote" in page
+    assert f'href="/runs/{chest_runs["main"].pk}/process.csv"' in page
 
 
 def test_baselines_are_reference_rows_after_the_models(client, chest_bundles, chest_runs):
@@ -92,5 +95,5 @@ def test_private_control_runs_and_models_without_a_control_are_left_out(client, 
 
 
 def test_the_rows_take_a_query_and_one_per_run(chest_runs, django_assert_num_queries):
-    with django_assert_num_queries(1 + 3):
+    with django_assert_num_queries(1 + 3 + 1):
         assert len(mirror_use_rows()) == 1
