@@ -59,6 +59,10 @@ class ModelEntryForm(forms.ModelForm):
             "organisation",
             "kind",
             "params_b",
+            "release_date",
+            "reasoning",
+            "licence",
+            "scaffold",
             "links",
             "description",
             "owner",
@@ -82,8 +86,8 @@ class ModelEntryForm(forms.ModelForm):
 @admin.register(ModelEntry)
 class ModelEntryAdmin(ChangesTables, admin.ModelAdmin):
     form = ModelEntryForm
-    list_display = ["name", "organisation", "kind", "params_b", "created"]
-    list_filter = ["kind"]
+    list_display = ["name", "organisation", "kind", "params_b", "release_date", "created"]
+    list_filter = ["kind", "reasoning", "scaffold"]
     search_fields = ["name", "organisation"]
     prepopulated_fields = {"slug": ["name"]}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from leaderboard.models import Episode, Run
+from leaderboard.models import Episode, ModelEntry, Run
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
 
@@ -42,3 +42,26 @@ def test_a_run_owner_who_is_not_staff_cannot_reach_the_admin(client, alice, bund
     client.force_login(alice)
     response = client.get(f"/admin/leaderboard/run/{run.pk}/change/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_a_moderator_sets_a_models_facts_and_the_board_shows_them_at_once(client, moderator):
+    reference_results_load()
+    entry = ModelEntry.objects.get(name="GLM-4.5V-106B")
+    client.force_login(moderator)
+    assert client.get("/leaderboard/overall.json?licence=MIT").json()["rows"] == []
+    form = client.get(f"/admin/leaderboard/modelentry/{entry.pk}/change/").context["adminform"]
+    data = {k: v for k, v in form.form.initial.items() if v is not None}
+    data.update(
+        links="[]",
+        release_date="2025-08-11",
+        reasoning="high",
+        licence="MIT",
+        scaffold="model",
+    )
+    response = client.post(f"/admin/leaderboard/modelentry/{entry.pk}/change/", data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    rows = client.get("/leaderboard/overall.json?licence=MIT").json()["rows"]
+    assert [(r["model"], r["release_date"], r["reasoning"]) for r in rows] == [
+        ("GLM-4.5V-106B", "2025-08-11", "high")
+    ]
+    assert client.get("/admin/leaderboard/modelentry/?reasoning__exact=high").status_code == 200
