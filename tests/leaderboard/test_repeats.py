@@ -29,7 +29,8 @@ from leaderboard.boards.selectors import (
 from leaderboard.formatting import metric
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 from leaderboard.runs.selectors import run_bundle, run_results
-from leaderboard.runs.services import BASELINE_REPEATS, baseline_runs_ensure
+from leaderboard.runs.services import BASELINE_REPEATS, baseline_runs_ensure, run_create, run_start
+from leaderboard.worker import episode_evaluate
 from tests.leaderboard.factories import import_run, make_bundle
 
 pytestmark = pytest.mark.django_db
@@ -176,3 +177,17 @@ def test_a_repeat_bundle_exported_by_the_site_verifies(board, tmp_path):
     bundle = read_bundle(path)
     assert verify_bundle(bundle) == []
     assert {e.get("repeat", 0) for e in bundle.episodes} == {0, 1}
+
+
+def test_the_worker_plays_each_repeat_with_its_seed_as_the_command_line_does(tmp_path):
+    scene = "GR1_T2-shadow_hand-logo_0"
+    config = RunConfig(agent="random", scenes=scene, levels=(1,), repeats=3)
+    entry = ModelEntry.objects.create(name="Random thrice", slug="random-thrice", kind="baseline")
+    site_run = run_create(model_entry=entry, config=config)
+    for pk in run_start(run_id=site_run.pk):
+        assert episode_evaluate(episode_id=pk) == "completed"
+    played = {e.repeat: e.distances for e in site_run.episodes.all()}
+    path = tmp_path / "cli.jsonl"
+    run(agent_factory(config), config, path)
+    assert played == {e["repeat"]: e["distances"] for e in read_bundle(path).episodes}
+    assert len({tuple(d) for d in played.values()}) > 1  # the repeats drew anew

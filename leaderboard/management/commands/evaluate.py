@@ -55,6 +55,9 @@ class Command(BaseCommand):
         parser.add_argument("--levels", default=",".join(LEVEL_KEYS))
         parser.add_argument("--scenes", default="all")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--repeats", type=int, default=1, help="play every episode K times (seeds seed + r)"
+        )
         parser.add_argument("--image-size", type=int, default=1024)
         parser.add_argument("--image-history", type=int, default=1)
         parser.add_argument("--model", default=None, help="model entry name (default from --agent)")
@@ -76,6 +79,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 image_size=options["image_size"],
                 image_history=options["image_history"],
+                repeats=options["repeats"],
             )
             entry = model_for_agent(options["agent"], options["model"], options["kind"])
             visibility = Run.Visibility.PRIVATE if options["private"] else Run.Visibility.PUBLIC
