@@ -9,7 +9,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from evaluation.prompts import task_text
 from evaluation.vocabulary import level_short, parse_levels
-from simulation.catalogue import Scene, select_scenes
+from simulation.catalogue import MAIN, Scene, select_scenes
 
 DATASET_NAME = "mirrorbench"
 
@@ -31,6 +31,8 @@ def sample_metadata(scene: Scene, level: int) -> dict[str, Any]:
         "level": level,
         "budget": scene.max_steps,
         "d0_steps": scene.d0_steps,
+        # A control's episodes name it; the paper's protocol's samples are as they were.
+        **({"condition": scene.condition} if scene.condition != MAIN else {}),
     }
 
 
@@ -67,16 +69,16 @@ def selected_levels(levels: int | str | Sequence[int | str]) -> tuple[int, ...]:
     return parse_levels(",".join(str(level) for level in levels))
 
 
-def selected_scenes(scenes: str | Sequence[str]) -> list[Scene]:
+def selected_scenes(scenes: str | Sequence[str], condition: str = MAIN) -> list[Scene]:
     """Return the scenes a task argument names: ``all``, ``human``, ``robot``, or scene ids
-    (a comma-separated string or a list).
+    (a comma-separated string or a list), under ``condition``.
 
     Raises:
         simulation.catalogue.UnknownSceneError: An id that names no scene.
         ValueError: Nothing selected.
     """
     selector = scenes if isinstance(scenes, str) else ",".join(scenes)
-    selected = select_scenes(selector)
+    selected = select_scenes(selector, condition)
     if not selected:
         raise ValueError(f"scenes={selector!r} selects no scene; use all, human, robot or ids")
     return selected

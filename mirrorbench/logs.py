@@ -36,7 +36,7 @@ from evaluation.bundle import (
 from evaluation.messages import TransportError
 from evaluation.metrics import episode_score
 from evaluation.runner import step_record
-from evaluation.vocabulary import COMPLETED, ERROR, METRICS
+from evaluation.vocabulary import COMPLETED, ERROR, MAIN_CONDITION, METRICS, parse_condition
 from mirrorbench.client import STEP_SPAN, reply_from_output
 from mirrorbench.dataset import sample_id
 from mirrorbench.solver import EPISODE_KEY, step_claim
@@ -151,12 +151,15 @@ class _Replayed:
     generation: dict[str, Any] | None
 
 
-def _replay_sample(sample: EvalSample, renderer: dict[str, Any]) -> _Replayed:
-    """Return the episode record of one sample, its steps replayed; refuse what disagrees."""
+def _replay_sample(
+    sample: EvalSample, renderer: dict[str, Any], condition: str = MAIN_CONDITION
+) -> _Replayed:
+    """Return the episode record of one sample, its steps replayed under the task's
+    ``condition``; refuse what disagrees."""
     where = str(sample.id)
     metadata = sample.metadata or {}
     try:
-        scene = get_scene(str(metadata.get("scene")))
+        scene = get_scene(str(metadata.get("scene")), condition)
     except UnknownSceneError:
         raise InspectLogRefused(f"{where}: unknown scene {metadata.get('scene')!r}") from None
     level = metadata.get("level")
@@ -306,6 +309,7 @@ def _header(
         },
         "renderer": renderer,
         "selection": metadata["selection"],
+        **({"condition": metadata["condition"]} if "condition" in metadata else {}),
         "seed": 0,
         "created": _iso(spec.created) or now_iso(),
         "tool": {"name": "mirrorbench", "version": tool_version()},
@@ -343,6 +347,10 @@ def convert_log(path: Path) -> ConvertedLog:
     log = read_eval_log(path, header_only=True)
     metadata = _task_metadata(log, path)
     renderer = metadata["renderer"]
+    try:
+        condition = parse_condition(metadata.get("condition", MAIN_CONDITION))
+    except ValueError as exc:
+        raise InspectLogRefused(f"{path}: {exc}") from None
     episodes: list[dict[str, Any]] = []
     generation: dict[str, Any] | None = None
     seen: set[str] = set()
@@ -350,7 +358,7 @@ def convert_log(path: Path) -> ConvertedLog:
         if str(sample.id) in seen:
             raise InspectLogRefused(f"{path}: sample {sample.id} appears twice")
         seen.add(str(sample.id))
-        replayed = _replay_sample(sample, renderer)
+        replayed = _replay_sample(sample, renderer, condition)
         episodes.append(replayed.record)
         if generation is None:
             generation = replayed.generation

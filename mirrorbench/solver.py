@@ -25,7 +25,7 @@ from evaluation.agents import ModelAgent
 from evaluation.render_pool import RenderPool
 from evaluation.runner import FrameSource, run_episode
 from mirrorbench.client import InspectModelClient
-from simulation.catalogue import get_scene
+from simulation.catalogue import MAIN, get_scene
 from simulation.dynamics import Action
 from simulation.renderer import DEFAULT_SIZE
 
@@ -92,7 +92,7 @@ def play_episode(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        scene = get_scene(state.metadata["scene"])
+        scene = get_scene(state.metadata["scene"], state.metadata.get("condition", MAIN))
         level = int(state.metadata["level"])
         client = InspectModelClient(get_model(), state, scene_id=scene.id, level=level)
         agent = ModelAgent(client, image_history=image_history)

@@ -14,6 +14,7 @@ from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
 from evaluation.bundle import benchmark_version
+from evaluation.vocabulary import MAIN_CONDITION, parse_condition
 from mirrorbench.dataset import episode_samples, selected_levels, selected_scenes
 from mirrorbench.scorer import episode_metrics
 from mirrorbench.solver import play_episode
@@ -27,11 +28,18 @@ METADATA_KEY = "mirrorbench"
 
 
 def task_metadata(
-    *, levels: Sequence[int], scene_ids: Sequence[str], image_size: int, image_history: int
+    *,
+    levels: Sequence[int],
+    scene_ids: Sequence[str],
+    image_size: int,
+    image_history: int,
+    condition: str = MAIN_CONDITION,
 ) -> dict[str, Any]:
     """Return what a log of this task must carry to become a results bundle: the benchmark's
-    versions, the renderer and the selection (the bundle header's fields of the same names)."""
+    versions, the renderer, the selection and a control's condition (the bundle header's
+    fields of the same names)."""
     return {
+        **({"condition": condition} if condition != MAIN_CONDITION else {}),
         "benchmark": benchmark_version(),
         "renderer": {
             "version": renderer_version(),
@@ -49,6 +57,7 @@ def mirror_test(
     image_size: int = DEFAULT_SIZE,
     image_history: int = 1,
     render_threads: int | None = None,
+    condition: str = MAIN_CONDITION,
 ) -> Task:
     """MirrorBench: guide a virtual hand to a mark on a body seen only in a mirror.
 
@@ -59,9 +68,12 @@ def mirror_test(
         image_size: Frame size in pixels (the protocol's is 1024).
         image_history: Previous frames shown with the current one (the protocol's is 1).
         render_threads: Renderers of this process's render pool (default one per core).
+        condition: ``main`` (the paper's protocol) or a control condition (``no-mirror``,
+            ``mark-unseen``, ``moved-mark``) the scenes are played under.
     """
     chosen_levels = selected_levels(levels)
-    chosen_scenes = selected_scenes(scenes)
+    chosen_condition = parse_condition(condition)
+    chosen_scenes = selected_scenes(scenes, chosen_condition)
     return Task(
         dataset=episode_samples(chosen_scenes, chosen_levels),
         solver=play_episode(
@@ -78,6 +90,7 @@ def mirror_test(
                 scene_ids=[s.id for s in chosen_scenes],
                 image_size=image_size,
                 image_history=image_history,
+                condition=chosen_condition,
             )
         },
     )

@@ -28,7 +28,13 @@ from leaderboard.submissions.tokens import api_token_create  # noqa: E402
 from mirrorbench.logs import InspectLogRefused, convert_log, write_bundle  # noqa: E402
 from simulation.versions import BENCHMARK_VERSION  # noqa: E402
 from tests.leaderboard.factories import UserFactory  # noqa: E402
-from tests.mirrorbench.conftest import IMAGE_SIZE, LEVELS, SCENES  # noqa: E402
+from tests.mirrorbench.conftest import (  # noqa: E402
+    IMAGE_SIZE,
+    LEVELS,
+    SCENES,
+    engine_run,
+    inspect_eval,
+)
 
 
 def _tampered(log: Path, out: Path, edit: Any) -> Path:
@@ -182,3 +188,24 @@ def test_a_log_generated_away_from_temperature_0_is_refused(scripted_log, tmp_pa
 
     with pytest.raises(InspectLogRefused, match=r"temperature 0\.7"):
         convert_log(_tampered(scripted_log, tmp_path / "hot.eval", edit))
+
+
+def test_a_control_conditions_log_becomes_a_bundle_of_that_condition(script_file, tmp_path):
+    log = inspect_eval(
+        tmp_path / "logs",
+        "mirrorbench/scripted",
+        model_args={"script": str(script_file)},
+        task_args={"condition": "moved-mark"},
+    )
+    converted = convert_log(log)
+    assert converted.header["condition"] == "moved-mark"
+    write_bundle(converted, tmp_path / "moved.jsonl")
+    assert verify_bundle(read_bundle(tmp_path / "moved.jsonl")) == []
+    engine = engine_run(
+        tmp_path / "engine.jsonl", f"scripted:{script_file}", "--condition", "moved-mark"
+    )
+    played = {(e["scene_id"], e["level"]): e["distances"] for e in converted.episodes}
+    # The same answers under the moved mark: the engine's distances, not the main scenes'.
+    assert played == {
+        (e["scene_id"], e["level"]): e["distances"] for e in read_bundle(engine).episodes
+    }
