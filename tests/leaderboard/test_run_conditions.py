@@ -157,3 +157,12 @@ def test_make_run_queues_each_baseline_under_every_condition_once(
     # The shortcut baselines' main rows stay behind the boards' baselines switch.
     assert sanity_check(kind="baseline", slug="chest", agent="chest")
     assert sanity_check(kind="baseline", slug="mirror-confused", agent="mirror-confused")
+
+
+def test_a_control_runs_page_says_it_is_a_control(client, chest_bundles):
+    control = _import(chest_bundles["moved-mark"])
+    page = client.get(f"/runs/{control.pk}/").content.decode()
+    assert "A control run: played under <strong>moved mark</strong>" in page
+    assert f'href="/runs/{control.pk}/process.csv"' in page
+    main = _import(chest_bundles["main"])
+    assert "A control run" not in client.get(f"/runs/{main.pk}/").content.decode()
