@@ -186,9 +186,14 @@ class TestABoard:
             in (content)
         )
         # Random against the mirror-confused model, scene by scene; GPT-4.1 is reported only.
-        wins, ties, losses, scenes = (int(cell) for cell in rows[-1][2:6])
-        assert rows[-1][:2] == ["Random", "Small-VL-7B"]
+        # The pair's win-loss row comes before its scene-by-scene table's 66 rows.
+        pair = rows[-67]
+        wins, ties, losses, scenes = (int(cell) for cell in pair[2:6])
+        assert pair[:2] == ["Random", "Small-VL-7B"]
         assert wins + ties + losses == scenes == 66 and wins > losses
+        by_scene = rows[-66:]
+        assert sum(row[3] == "win" for row in by_scene) == wins
+        assert sum(row[3] == "loss" for row in by_scene) == losses
 
     def test_scene_wins_need_two_models_with_episodes(self, client, board):
         content = client.get("/compare/?m=random&m=gpt-41-api").content.decode()

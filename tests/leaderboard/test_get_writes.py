@@ -73,6 +73,8 @@ def test_no_get_writes_to_the_database(client, alice, run):
         "/charts/",
         f"/compare/?{two}",
         "/play/",
+        "/search/?q=choice",
+        f"/search/?q=choice+-left&run={run.pk}&level=1",
         "/accounts/profile/",
         "/api/",
         "/api/models/",
