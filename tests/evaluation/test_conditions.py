@@ -63,8 +63,13 @@ def test_a_main_header_is_the_one_written_without_a_condition():
         RunConfig("random", scenes=SCENES, condition="main"), scenes=ids, created="t"
     )
     assert json.dumps(plain) == json.dumps(main) and "condition" not in main
-    moved = bundle_header(RunConfig("random", condition="moved-mark"), scenes=ids, created="t")
-    assert moved.pop("condition") == "moved-mark" and moved == plain
+    moved = bundle_header(
+        RunConfig("random", scenes=SCENES, condition="moved-mark"), scenes=ids, created="t"
+    )
+    assert moved.pop("condition") == "moved-mark"
+    # The stored configuration names it too; nothing else differs.
+    assert moved.pop("config") == {**plain.pop("config"), "condition": "moved-mark"}
+    assert moved == plain
     assert schema_errors({**moved, "condition": "moved-mark"}, "header") == []
 
 
