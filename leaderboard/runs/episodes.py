@@ -44,7 +44,9 @@ def episode_thumbs(run: Run, episodes: Sequence[Episode]) -> dict[int, Thumb]:
     finals = episode_final_cells(list(episodes))
     size = run_image_size(run)
     # The final views were registered when the episodes were stored: only their keys here.
-    keys = {e.pk: FrameSpec(e.scene, finals[e.pk], size).key for e in episodes}
+    keys = {
+        e.pk: FrameSpec(e.scene, finals[e.pk], size, condition=run.condition).key for e in episodes
+    }
     stored = frames_stored(keys.values())
     return {
         pk: Thumb(url=frame_urls(key)["thumb"], ready=key in stored) for pk, key in keys.items()

@@ -3,6 +3,7 @@ drawn under it (issue 36)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,12 @@ def test_a_control_runs_page_says_it_is_a_control(client, chest_bundles):
     assert f'href="/runs/{control.pk}/process.csv"' in page
     main = _import(chest_bundles["main"])
     assert "A control run" not in client.get(f"/runs/{main.pk}/").content.decode()
+
+
+def test_a_control_runs_episode_cards_show_its_own_final_views(client, chest_bundles):
+    control = _import(chest_bundles["moved-mark"])
+    registered = set(Frame.objects.filter(condition="moved-mark").values_list("key", flat=True))
+    page = client.get(f"/runs/{control.pk}/").content.decode()
+    shown = set(re.findall(r"/frames/([0-9a-f]{40})", page))
+    # Every card's thumbnail is a registered frame of the run's condition.
+    assert shown and shown <= registered
