@@ -46,6 +46,10 @@ SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
 
 RANK_COLUMNS = ["rank_low", "rank_high", "tied_with_above", "preliminary"]
 """How far a row's rank can be trusted (``_rank_intervals_add``): after the scores in the CSV."""
+REPEAT_COLUMNS = ["repeats", "avg_low", "avg_high", "avg_sd", "flip_rate"]
+"""How a row's repeats differ (``_spread_columns``): the repeats, the overall AVG of the worst
+and the best repeat, its standard deviation over the repeats, and the share of episodes whose
+success flips between repeats. A row of one repeat has 1 and no spread; the CSV ends with them."""
 
 
 METADATA_COLUMNS = ["organisation", "release_date", "reasoning", "licence", "scaffold"]
@@ -63,6 +67,7 @@ CSV_COLUMNS = [
     *SCORE_COLUMNS,
     "cognitive_stability",
     *RANK_COLUMNS,
+    *REPEAT_COLUMNS,
 ]
 
 
@@ -245,7 +250,7 @@ class LeaderboardTable:
         for record in self.frame[CSV_COLUMNS].to_dict("records"):
             params = record["params_b"]
             record["params_b"] = "" if _missing(params) else f"{params:g}"
-            for column in ("rank", "rank_low", "rank_high"):
+            for column in ("rank", "rank_low", "rank_high", "repeats"):
                 record[column] = None if _missing(record[column]) else int(record[column])
             rows.append([record[column] for column in CSV_COLUMNS])
         return rows
@@ -329,14 +334,10 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
                 row[f"{track}_{metric}_ci"] = v["ci"].get(metric)
     rows = list(wide.values())
     # Every score column exists even when no row has it (an empty table, a missing track).
-    columns = dict.fromkeys([*_INFO, *SCORE_COLUMNS, *(key for row in rows for key in row)])
+    columns = dict.fromkeys(
+        [*_INFO, *SCORE_COLUMNS, *REPEAT_COLUMNS, *(key for row in rows for key in row)]
+    )
     return pd.DataFrame(rows, columns=list(columns))
-
-
-REPEAT_COLUMNS = ["repeats", "avg_low", "avg_high", "avg_sd", "flip_rate"]
-"""How a row's repeats differ (``_spread_columns``): the repeats, the overall AVG of the worst
-and the best repeat, its standard deviation over the repeats, and the share of episodes whose
-success flips between repeats. A row of one repeat has 1 and no spread."""
 
 
 def _spread_columns(row: dict[str, Any], spread: dict[str, Any] | None) -> None:
@@ -694,7 +695,7 @@ def model_entry_list() -> QuerySet[ModelEntry]:
     return _public_entries().order_by("name")
 
 
-_EXPORT_INTEGERS = ("rank", "rank_low", "rank_high")
+_EXPORT_INTEGERS = ("rank", "rank_low", "rank_high", "repeats")
 _EXPORT_BOOLEANS = ("tied_with_above", "preliminary")
 _EXPORT_TEXTS = ("model", "kind", "source", "organisation", "reasoning", "licence", "scaffold")
 

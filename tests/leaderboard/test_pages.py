@@ -131,6 +131,7 @@ class TestThePapersRows:
                 for m in ("tsr", "sir", "fcr", "pcr", "avg")
             )
             + ",cognitive_stability,rank_low,rank_high,tied_with_above,preliminary"
+            + ",repeats,avg_low,avg_high,avg_sd,flip_rate"
         )
 
     def test_the_main_page_ranks_the_models_by_overall_avg_and_marks_the_best_two(

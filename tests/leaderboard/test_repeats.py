@@ -99,6 +99,31 @@ def test_the_board_row_shows_the_pooled_score_the_spread_and_the_flip_rate(clien
     assert rows["Random once"]["repeats"] == 1 and rows["Random once"]["repeat_spread"] is None
 
 
+def test_the_downloads_carry_each_rows_repeats_and_spread(client, board, twice):
+    import csv
+    import io
+
+    import pyarrow.parquet as pq
+
+    spread = repeat_spread(episode_results(read_bundle(twice).episodes))
+    assert spread is not None
+    want = [spread.low["avg"], spread.high["avg"], spread.sd["avg"], spread.flip_rate]
+    text = client.get("/leaderboard/overall.csv").content.decode()
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(text))}
+    got = [float(rows["Random twice"][k]) for k in ("avg_low", "avg_high", "avg_sd", "flip_rate")]
+    assert rows["Random twice"]["repeats"] == "2" and got == pytest.approx(want, abs=5e-4)
+    once = rows["Random once"]
+    assert once["repeats"] == "1" and once["avg_low"] == once["flip_rate"] == ""
+    parquet = client.get("/leaderboard/overall.parquet")
+    assert parquet.status_code == 200
+    table = pq.read_table(
+        io.BytesIO(b"".join(parquet.streaming_content) if parquet.streaming else parquet.content)
+    )
+    typed = {r["model"]: r for r in table.to_pylist()}
+    assert typed["Random twice"]["repeats"] == 2 and typed["Random once"]["avg_sd"] is None
+    assert typed["Random twice"]["flip_rate"] == pytest.approx(spread.flip_rate, abs=5e-4)
+
+
 def test_the_rank_interval_draws_the_repeats_and_a_single_repeat_row_is_preliminary(board):
     frame = leaderboard_table(table=OVERALL, filters=LeaderboardFilters()).frame
     records = {r["model"]: r for r in frame.to_dict("records")}
