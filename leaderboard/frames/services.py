@@ -589,6 +589,48 @@ def frame_render_now(
     return True
 
 
+PREFETCH_KEEP_FREE = 2
+"""Places of the render queue (``MIRRORBENCH_RENDER_QUEUE``, 8 by default) that prefetching
+leaves free for frames someone is waiting for."""
+
+
+def frames_prefetch(keys: Iterable[str]) -> int:
+    """Start rendering, in the background, registered frames that someone is likely to ask for
+    next (a player's next views); return how many renders were started.
+
+    Best effort and never in anyone's way: a frame stored, already in memory or being made is
+    skipped, no visitor's render budget is charged, and only while the bounded render queue
+    has more than ``PREFETCH_KEEP_FREE`` places free (past that the rest are left for the
+    request that needs them). A rendered frame waits in the render pool's memory, where
+    ``frame_render_now`` finds it and stores it at no render cost. The caller starts it once
+    its transaction commits (the frames' rows must exist for the request that stores them).
+    """
+    frames = list(
+        Frame.objects.select_related("scene").filter(  # the render thread reads no row
+            pk__in=list(keys), stored__isnull=True, renderer=renderer_version()
+        )
+    )
+    if not frames:
+        return 0
+    room = max(1, int(settings.MIRRORBENCH_RENDER_QUEUE)) - PREFETCH_KEEP_FREE
+    started = 0
+    pool = render_pool()
+    for frame in frames:
+        if started >= room:
+            break
+        if pool.cached(frame.key) is not None:
+            continue
+        with _queue_lock:
+            if frame.key in _queue_jobs or len(_queue_jobs) >= room:
+                continue
+        try:
+            _queue_submit(frame)
+        except RenderQueueFull:
+            break
+        started += 1
+    return started
+
+
 # -- who may cause how many new frames ------------------------------------------------------
 
 

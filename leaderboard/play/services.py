@@ -45,14 +45,14 @@ from leaderboard.boards.entries import (
 from leaderboard.boards.scores import run_scores_refresh
 from leaderboard.errors import FieldError
 from leaderboard.frames.selectors import run_image_size
-from leaderboard.frames.services import FrameSpec, frames_register
+from leaderboard.frames.services import FrameSpec, frames_prefetch, frames_register
 from leaderboard.models import Episode, ModelEntry, Play, Run, Scene, Step
 from leaderboard.play.selectors import HUMAN_AGENT_PREFIX, human_run, human_set_bundle
 from leaderboard.play.state import Player, PlayNotFound, PlayRefused, PlayState
 from leaderboard.submissions.services import Submitted, submission_create
 from simulation.backends import renderer_version
 from simulation.catalogue import get_scene, scene_set
-from simulation.dynamics import Action, EpisodeState, Vec3
+from simulation.dynamics import Action, EpisodeState, Vec3, apply_action
 from simulation.renderer import frame_key
 
 PLAY_TTL = timedelta(hours=6)
@@ -89,6 +89,8 @@ def _state(
     if register:
         # Only registered frames are served: the current view and the one before it.
         frames_register(FrameSpec(scene, cell, size) for cell in cells[-2:])
+        if not state.done:
+            _next_views_prefetch(scene, cells[-1], size)
     version = renderer_version()
     metrics = None
     if state.done:
@@ -109,6 +111,17 @@ def _state(
         practice=practice,
         metrics=metrics,
     )
+
+
+def _next_views_prefetch(scene: Scene, cell: Vec3, size: int) -> None:
+    """Register the up to six views the player's next move can lead to and have them rendered
+    while the player reads this one (``frames_prefetch``), so the next key press finds its
+    frame made."""
+    engine_scene = get_scene(scene.scene_id)
+    nexts = dict.fromkeys(apply_action(engine_scene, cell, action).cell for action in Action)
+    nexts.pop(cell, None)  # a refused move shows the view the player already has
+    keys = frames_register(FrameSpec(scene, next_cell, size) for next_cell in nexts)
+    transaction.on_commit(lambda: frames_prefetch(keys))
 
 
 def _human_entry(user: Any) -> ModelEntry:

@@ -370,3 +370,38 @@ def test_the_answer_endpoint_takes_only_posts(client):
     view = start(client).json()
     assert client.get(view["answer_url"]).status_code == 405
     assert client.get("/play/start/").status_code == 405
+
+
+def test_while_a_player_reads_a_step_the_next_views_are_made_and_the_next_frame_costs_no_render(
+    client, django_capture_on_commit_callbacks
+):
+    import time
+
+    from leaderboard.frames.services import frame_render_now, render_pool
+    from simulation.backends import renderer_version
+    from simulation.dynamics import Action, EpisodeState, apply_action
+    from simulation.renderer import frame_key
+
+    scene = get_scene(SCENE)
+    with django_capture_on_commit_callbacks(execute=True):
+        view = start(client).json()
+    here = EpisodeState(scene).cell
+    nexts = {apply_action(scene, here, action).cell for action in Action} - {here}
+    keys = {frame_key(renderer_version(), SCENE, cell, 32) for cell in nexts}
+    # Registered with the start (a POST), and rendered in the background.
+    assert Frame.objects.filter(pk__in=keys, stored__isnull=True).count() == len(keys) > 1
+    pool = render_pool()
+    deadline = time.monotonic() + 60
+    while not all(pool.cached(key) is not None for key in keys):
+        assert time.monotonic() < deadline, "the next views were not made"
+        time.sleep(0.05)
+    option = optimal_options(SCENE)[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        moved = answer(client, view, option).json()
+    shown = frame_key(renderer_version(), SCENE, apply_action(scene, here, Action(option)).cell, 32)
+    assert shown in keys and moved["index"] == 1
+    # Made while the player read the start: the frame request (frame_render_now) finds it in
+    # memory and stores it, without a render (the answer's own prefetch runs meanwhile).
+    assert pool.cached(shown) is not None
+    assert frame_render_now(shown)
+    assert Frame.objects.get(pk=shown).stored is not None
