@@ -100,6 +100,13 @@ class ApiIndex(APIView):
         ("api-runs", "GET", {}, "Public runs (filters: model, source, status, version)."),
         ("api-run", "GET", {"run_id": 0}, "One public run: its spec, progress and scores."),
         (
+            "api-run-process",
+            "GET",
+            {"run_id": 0},
+            "A run's process metrics: mirror attribution (L2, L3) and reasoning-action "
+            "consistency, per level and track.",
+        ),
+        (
             "api-episodes",
             "GET",
             {},
@@ -123,6 +130,12 @@ class ApiIndex(APIView):
             "GET",
             {},
             "Fig. 5: the cognitive stability ranking with bootstrap intervals.",
+        ),
+        (
+            "api-chart-cost",
+            "GET",
+            {},
+            "Cost against overall AVG (dollars per 264 episodes), the Pareto front, its table.",
         ),
         ("api-chart-radar", "GET", {}, "Radar of the four metrics at each level (?m=slug, 1-4)."),
         ("api-chart-trajectories", "GET", {}, "Fig. 3: each metric across levels (?m=slug, 1-4)."),

@@ -20,18 +20,18 @@ class RunProcessApi(APIView):
     per level and track, pooled over L2+L3 and overall: lexicon rules (``method``), a
     measurement, not ground truth (docs/evaluation.md, Process metrics)."""
 
-    class OutputSerializer(serializers.Serializer):
+    class RunProcessOutputSerializer(serializers.Serializer):
         run = serializers.IntegerField()
         condition = serializers.CharField()
         process = serializers.DictField(
             help_text="evaluation.process_metrics.process_json: method, levels, L2+L3, overall."
         )
 
-    @extend_schema(responses={200: OutputSerializer, 404: NOT_FOUND})
+    @extend_schema(responses={200: RunProcessOutputSerializer, 404: NOT_FOUND})
     def get(self, request: Request, run_id: int) -> Response:
         try:
             run = run_for(run_id=run_id, user=request.user)
         except Run.DoesNotExist:
             raise NotFound(f"No run {run_id} that you may see.") from None
         data = {"run": run.pk, "condition": run.condition, "process": run_process_metrics(run=run)}
-        return Response(self.OutputSerializer(data).data)
+        return Response(self.RunProcessOutputSerializer(data).data)

@@ -20,6 +20,7 @@ from evaluation.vocabulary import (
     CONTROL_CONDITIONS,
     LEVELS,
     MAIN_CONDITION,
+    METRICS,
     levels_text,
 )
 from leaderboard.accounts.mail import confirmed_email_required
@@ -210,7 +211,7 @@ _EPISODE_AFRESH: dict[str, Any] = {
     "claim": "",
     "heartbeat": None,
     "attempts": 0,
-    **dict.fromkeys(("tsr", "sir", "fcr", "pcr", "avg")),
+    **dict.fromkeys(METRICS),
 }
 """An episode's fields before it is played: what an errored episode is reset to."""
 

@@ -40,7 +40,7 @@ def traces(page, chart_id: str) -> list[tuple[str, int]]:
 
 def test_every_chart_of_the_charts_page_is_drawn_with_its_traces_and_points(page, site):
     page.goto(site + "/charts/")
-    expect(page.locator(DRAWN)).to_have_count(5)
+    expect(page.locator(DRAWN)).to_have_count(6)
     assert sorted(traces(page, "stability")) == [("Baseline", 1), ("Open weights", 1)]
     assert sorted(traces(page, "stability-ranking")) == [("Baseline", 1), ("Open weights", 1)]
     radar = traces(page, "radar")
@@ -64,16 +64,16 @@ def test_every_chart_of_the_charts_page_is_drawn_with_its_traces_and_points(page
 
 def test_the_picker_puts_the_models_in_the_address_and_redraws_the_charts(page, site):
     page.goto(site + "/charts/")
-    expect(page.locator(DRAWN)).to_have_count(5)
+    expect(page.locator(DRAWN)).to_have_count(6)
     page.get_by_label("Model 4").select_option("")
     page.wait_for_url(re.compile(r"/charts/\?"))
     assert query(page.url) == {"m": ["gemini-25-pro-api", "gemini-25-flash-api", "gpt-41-api"]}
-    expect(page.locator(DRAWN)).to_have_count(5)
+    expect(page.locator(DRAWN)).to_have_count(6)
     assert len(traces(page, "radar")) == 12
     page.get_by_label("Model 1").select_option(label="Small-VL-7B")
     page.wait_for_url(re.compile(r"m=small-vl-7b"))
     assert query(page.url)["m"] == ["small-vl-7b", "gemini-25-flash-api", "gpt-41-api"]
-    expect(page.locator(DRAWN)).to_have_count(5)
+    expect(page.locator(DRAWN)).to_have_count(6)
     assert traces(page, "trajectories")[0][0] == "Small-VL-7B"
     page.get_by_role("link", name="Compare these models side by side").click()
     page.wait_for_url(re.compile(r"/compare/\?m=small-vl-7b&m=gemini-25-flash-api&m=gpt-41-api"))

@@ -279,6 +279,12 @@ def test_a_tables_links_keep_every_filter_and_nothing_else():
         "rendered_by": "isaac",
         "baselines": "show",
         "ci": "show",
+        "organisation": ["OpenAI"],
+        "released_from": "2024-01-01",
+        "released_to": "2025-12-31",
+        "reasoning": ["high"],
+        "licence": ["apache-2.0"],
+        "scaffold": ["model"],
     }
     form = LeaderboardQueryForm(every)
     assert form.is_valid(), form.errors

@@ -111,6 +111,7 @@ def test_an_admin_edit_shows_at_once(client, bundles):
             "metadata": "{}",
             "spec": "{}",
             "episodes_expected": run.episodes_expected,
+            "condition": run.condition,
             "scores-TOTAL_FORMS": "0",
             "scores-INITIAL_FORMS": "0",
         },
