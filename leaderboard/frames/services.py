@@ -595,40 +595,47 @@ leaves free for frames someone is waiting for."""
 
 
 def frames_prefetch(keys: Iterable[str]) -> int:
-    """Start rendering, in the background, registered frames that someone is likely to ask for
-    next (a player's next views); return how many renders were started.
+    """Render, in the background and one after another, registered frames that someone is
+    likely to ask for next (a player's next views); return how many are waiting to be made.
 
     Best effort and never in anyone's way: a frame stored, already in memory or being made is
-    skipped, no visitor's render budget is charged, and only while the bounded render queue
-    has more than ``PREFETCH_KEEP_FREE`` places free (past that the rest are left for the
-    request that needs them). A rendered frame waits in the render pool's memory, where
-    ``frame_render_now`` finds it and stores it at no render cost. The caller starts it once
-    its transaction commits (the frames' rows must exist for the request that stores them).
+    skipped; no visitor's render budget is charged; one frame at a time, so the render pool
+    keeps a renderer for a frame someone waits for; and only while the bounded render queue
+    has more than ``PREFETCH_KEEP_FREE`` places free. On a CPU renderer a background render
+    still slows one asked for meanwhile (``benchmarks/play.py``: a key pressed the moment a
+    frame shows waits longer, a step read for 1.5 s shorter). A rendered frame waits in the render
+    pool's memory, where ``frame_render_now`` finds it and stores it at no render cost. The
+    caller starts it once its transaction commits (the rows must exist for the request that
+    stores them).
     """
     frames = list(
         Frame.objects.select_related("scene").filter(  # the render thread reads no row
             pk__in=list(keys), stored__isnull=True, renderer=renderer_version()
         )
     )
-    if not frames:
-        return 0
+    _prefetch_next(frames)
+    return len(frames)
+
+
+def _prefetch_next(frames: list[Frame]) -> None:
+    """Start rendering the first of ``frames`` that needs it; the rest follow when it is made."""
     room = max(1, int(settings.MIRRORBENCH_RENDER_QUEUE)) - PREFETCH_KEEP_FREE
-    started = 0
     pool = render_pool()
-    for frame in frames:
-        if started >= room:
-            break
+    while frames:
+        frame = frames.pop(0)
         if pool.cached(frame.key) is not None:
             continue
         with _queue_lock:
-            if frame.key in _queue_jobs or len(_queue_jobs) >= room:
+            if frame.key in _queue_jobs:
                 continue
+            if len(_queue_jobs) >= room:
+                return
         try:
-            _queue_submit(frame)
+            job = _queue_submit(frame)
         except RenderQueueFull:
-            break
-        started += 1
-    return started
+            return
+        job.add_done_callback(lambda _: _prefetch_next(frames))
+        return
 
 
 # -- who may cause how many new frames ------------------------------------------------------
