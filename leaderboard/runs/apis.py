@@ -21,7 +21,13 @@ from evaluation.config import MAX_REPEATS
 from evaluation.cost import check_price
 from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
-from evaluation.vocabulary import LEVELS, MAIN_CONDITION, METRICS
+from evaluation.vocabulary import (
+    CONDITIONS,
+    LEVELS,
+    MAIN_CONDITION,
+    METRICS,
+    condition_label,
+)
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
 from leaderboard.boards.apis import (
@@ -349,7 +355,8 @@ class EvaluationCreateApi(APIView):
         )
         scenes = serializers.ChoiceField(choices=["all", "human", "robot"], default="all")
         condition = serializers.ChoiceField(
-            choices=Run._meta.get_field("condition").choices,  # one enum in the schema
+            # The model's choices (name, label): one enum in the schema, not two.
+            choices=[(name, condition_label(name)) for name in CONDITIONS],
             default=MAIN_CONDITION,
             help_text="main (the paper's protocol, ranked) or a control condition, played "
             "beside it at the same cost and never ranked in the main tables.",
