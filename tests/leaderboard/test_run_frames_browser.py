@@ -19,6 +19,13 @@ SIZE = 32
 FRAMES = re.compile(r"/frames/[0-9a-f]{40}\.thumb\.webp$")
 
 
+@pytest.fixture(autouse=True)
+def _own_frame_store(settings, tmp_path):
+    """Frames of its own: under pytest-xdist another test of this worker may have stored one of
+    these 32 px frames, which registering then finds stored."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
 @pytest.fixture(scope="module")
 def small_bundle(tmp_path_factory):
     """A random agent's run of two scenes at two levels, with 32-pixel frames."""
