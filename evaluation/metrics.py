@@ -494,7 +494,7 @@ def bootstrap_ci(
     sums_by_track = {key: resampled[track] for key, track in TRACK_KEYS.items()}
     sums_by_track[OVERALL] = np.sum([resampled[track] for track in SCENE_TRACKS], axis=0)
     # NaN marks a resample in which a cell has no episode.
-    values = {track: _metrics_from_sums(sums) for track, sums in sums_by_track.items()}
+    values = {track: metrics_from_sums(sums) for track, sums in sums_by_track.items()}
     low_q, high_q = 50 * (1 - confidence), 50 * (1 + confidence)
     point = score_json(completed)
 
@@ -636,7 +636,7 @@ def rank_intervals(
             aligned[index[scene]] = rows[key].sums[j] if by_repeat is None else by_repeat[j]
         episodes = aligned[..., _EPISODES].sum(axis=(0, 1))
         resampled = _weighted_sums(counts, aligned, rng)
-        values = _metrics_from_sums(resampled)[..., avg]
+        values = metrics_from_sums(resampled)[..., avg]
         if table == OVERALL:
             present.append(bool(np.all(episodes > 0)))
             scores[i] = values.mean(axis=1)
@@ -841,7 +841,7 @@ def _weighted_sums(
     return sums.reshape(n_resamples, len(LEVELS), 6)
 
 
-def _metrics_from_sums(sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def metrics_from_sums(sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Return the metrics (``METRICS`` order, last axis) of statistic sums (last axis).
 
     A cell with no episode has NaN for every metric.

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.metrics import EpisodeResult, _metrics_from_sums, scene_sums
+from evaluation.metrics import EpisodeResult, metrics_from_sums, scene_sums
 from evaluation.vocabulary import LEVEL_KEYS, MAIN_CONDITION, METRICS, OVERALL
 
 CONTRAST_METRICS = ("avg", "tsr")
@@ -107,7 +107,7 @@ def _paired_counts(
 def _table_metrics(sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Per resample, the metrics of each level and of overall (their mean), shape
     (resamples, levels + 1, metrics), from statistic sums (resamples, levels, 6)."""
-    levels = _metrics_from_sums(sums)
+    levels = metrics_from_sums(sums)
     with np.errstate(invalid="ignore"):
         overall = levels.mean(axis=1, keepdims=True)
     return np.concatenate([levels, overall], axis=1)
