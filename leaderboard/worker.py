@@ -108,7 +108,9 @@ this task's when the database is back, and nothing it did is lost or done again.
 
 
 DB_LOST_RESUMES = 5
-"""How many times one task goes on with its episode after losing the database."""
+"""How many times in a row one task goes on with its episode after losing the database with
+no step stored in between: each resume that stores a step starts the count again, so a long
+episode survives any number of short outages."""
 
 
 def _while_database_lost(what: str, operation: Callable[[], T], *, first_wait: bool = False) -> T:
@@ -152,6 +154,31 @@ def _step_store(episode_id: int, token: str, record: dict[str, Any], frame: Fram
         except IntegrityError:
             raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
         frames_register([frame])
+
+
+def _step_store_waiting(
+    episode_id: int, token: str, record: dict[str, Any], frame: FrameSpec
+) -> None:
+    """``_step_store``, waiting for the database while it fails (a restart, a full disk) so
+    that the model's answer already in hand is stored rather than asked again.
+
+    Safe to run again: a step found stored while this task still holds the episode is the one
+    this task stored before the failure (only the claim's holder writes steps), so a commit
+    that went through unconfirmed is not taken for another task's work.
+    """
+
+    def store() -> None:
+        try:
+            _step_store(episode_id, token, record, frame)
+        except EpisodeLost:
+            stored = Step.objects.filter(episode_id=episode_id, index=record["index"]).exists()
+            held = Episode.objects.filter(
+                pk=episode_id, claim=token, status=Episode.Status.RUNNING
+            ).exists()
+            if not (stored and held):
+                raise
+
+    _while_database_lost(f"episode {episode_id}: storing step {record['index']}", store)
 
 
 def _episode_release(episode_id: int, token: str) -> None:
@@ -221,7 +248,9 @@ def episode_evaluate(*, episode_id: int) -> str:
     scene = get_scene(episode.scene.scene_id, config.condition)
     # The start view and the views of steps already stored: a replay can show them at once.
     episode_frames_register(episode)
-    for resumed in range(DB_LOST_RESUMES + 1):
+    resumed = 0  # resumes in a row with no step stored in between
+    stored_before = -1
+    while True:
         try:
             record = run_episode(
                 scene,
@@ -230,7 +259,7 @@ def episode_evaluate(*, episode_id: int) -> str:
                 seed=episode_seed(config.seed, episode.repeat),
                 frames=frames,
                 image_size=config.image_size,
-                on_step=lambda step: _step_store(
+                on_step=lambda step: _step_store_waiting(
                     episode_id,
                     token,
                     step,
@@ -264,9 +293,18 @@ def episode_evaluate(*, episode_id: int) -> str:
             # task would find it held and leave it to the stale check. The step being stored
             # when the database went (or whose commit was not confirmed) is read back or asked
             # again.
-            if resumed == DB_LOST_RESUMES or connection.in_atomic_block:
+            if connection.in_atomic_block:
                 raise
             logger.warning("episode %s: the database failed (%s); waiting for it", episode_id, exc)
+            stored_now = _while_database_lost(
+                f"episode {episode_id}: reconnecting",
+                lambda: Step.objects.filter(episode_id=episode_id).count(),
+                first_wait=True,
+            )
+            resumed = 1 if stored_now > stored_before else resumed + 1
+            stored_before = stored_now
+            if resumed > DB_LOST_RESUMES:
+                raise
             # Back means writable again (a full disk fails writes, not reads): the claim's
             # heartbeat is refreshed, which also tells whether the episode is still held.
             held = _while_database_lost(
@@ -274,7 +312,6 @@ def episode_evaluate(*, episode_id: int) -> str:
                 lambda: Episode.objects.filter(
                     pk=episode_id, claim=token, status=Episode.Status.RUNNING
                 ).update(heartbeat=timezone.now()),
-                first_wait=True,
             )
             if not held:
                 return "lost"

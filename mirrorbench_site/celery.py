@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from pathlib import Path
+from typing import Any
 
-from celery import Celery
+from celery import Celery, Task
+from celery.exceptions import Reject
 from celery.signals import worker_init
+from kombu.exceptions import OperationalError as BrokerError
 
 from evaluation.memory import limit_malloc_arenas
 from mirrorbench_site import broker
@@ -17,7 +22,46 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirrorbench_site.settings")
 # writes and claims: kombu's own loses messages and stops the worker under concurrent use.
 broker.register("filesystem")
 
-app = Celery("mirrorbench")
+logger = logging.getLogger(__name__)
+
+RETRY_PUBLISH_WAIT_S = 60.0
+"""How long a task's retry waits for a broker that cannot take the retry's message (a full
+disk under the embedded broker, Redis restarting) before handing the task back to the queue."""
+
+
+class PatientTask(Task):
+    """Every task of the site: a retry that cannot be queued waits for the broker.
+
+    Celery's ``retry`` queues a copy of the task and acknowledges the one running; when the
+    copy cannot be queued it rejects the running one without requeueing it, and the task is
+    gone (an episode then waits for the stale-episode check). Here the copy is queued again,
+    with back-off, for up to ``RETRY_PUBLISH_WAIT_S``; after that the running message is handed
+    back to the broker (rejected with requeue) rather than dropped.
+    """
+
+    def retry(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + RETRY_PUBLISH_WAIT_S
+        delay = 0.5
+        while True:
+            try:
+                return super().retry(*args, **kwargs)
+            except Reject as rejected:
+                reason = rejected.reason
+                if rejected.requeue or not isinstance(reason, (BrokerError, OSError)):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise Reject(reason, requeue=True) from reason
+                logger.warning(
+                    "%s: the broker cannot take the retry (%s); trying again in %.1f s",
+                    self.name,
+                    reason,
+                    delay,
+                )
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+
+app = Celery("mirrorbench", task_cls=PatientTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 
