@@ -132,13 +132,20 @@ def _spool_prefix() -> str:
 
 
 def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs; a zombie (killed, not yet reaped: a container
+    whose first process reaps nothing keeps them for ever) is dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: a process that answers a signal is taken as running
+    # "pid (command) state ...": the command may hold spaces and parentheses.
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _spool_sweep(root: Path) -> None:

@@ -48,6 +48,8 @@ def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path,
     temp.mkdir()
     data = Path(settings.DATA_DIR)
     media = Path(settings.MEDIA_ROOT) / "submissions"
+    # The media folder is the test session's: bundles stored by earlier tests stay in it.
+    before = files_under(media)
     env = {"TMPDIR": str(temp)}
     markers = tmp_path / "markers"
     port = free_port()
@@ -77,7 +79,7 @@ def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path,
     assert not Submission.objects.exists()
     assert not Run.objects.filter(source=Run.Source.VERIFIED).exists()
     assert not ModelEntry.objects.filter(name=META["model_name"]).exists()
-    assert files_under(media) == []
+    assert files_under(media) == before
     started = time.monotonic()
     web = start_web(port, env=env)
     try:
@@ -91,7 +93,8 @@ def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path,
     # Stored once, and the killed process's spooled copy is gone with the next upload.
     submission = Submission.objects.get()
     assert submission.run.episodes.count() == 18
-    assert files_under(media) == [str(Path(submission.bundle_path).relative_to("submissions"))]
+    stored = str(Path(submission.bundle_path).relative_to("submissions"))
+    assert files_under(media) == sorted({*before, stored})
     leftovers = files_under(data / "tmp") + files_under(temp)
     fault_row(
         "web killed while verifying an upload",

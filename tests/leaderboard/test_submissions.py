@@ -548,3 +548,34 @@ def test_a_moderator_cannot_decide_on_their_own_submission(client, moderator_use
     assert client.post(f"/submissions/{submission.pk}/review/", approve).status_code == 302
     submission.refresh_from_db()
     assert submission.review == Submission.Review.APPROVED and submission.reviewed_by == other
+
+
+def test_the_spool_of_an_upload_whose_process_is_a_zombie_is_swept(tmp_path):
+    """A killed web process not yet reaped (a container's first process may never reap it)
+    still answers signals: its spool folder goes all the same."""
+    import os
+    import socket
+    import subprocess
+    import time
+
+    from leaderboard.submissions.services import _process_alive, _spool_sweep
+
+    child = subprocess.Popen(["true"])
+    try:
+        for _ in range(200):  # until it has exited, unreaped
+            state = Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0]
+            if state == "Z":
+                break
+            time.sleep(0.01)
+        assert state == "Z"
+        assert not _process_alive(child.pid)
+        host = socket.gethostname()
+        dead = tmp_path / f"verify-{host}-{child.pid}-abc"
+        living = tmp_path / f"verify-{host}-{os.getpid()}-def"
+        for folder in (dead, living):
+            folder.mkdir()
+            (folder / "bundle.jsonl").write_bytes(b"{}")
+        _spool_sweep(tmp_path)
+        assert not dead.exists() and living.exists()
+    finally:
+        child.wait()
