@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Every Python package with its hashes (`make lock` refreshes it; scripts/lock.sh says what it holds).
 LOCK := requirements.lock
+# every-eval-ever, whose validator the tests run on the Every Eval Ever exports: installed after
+# the lock without its declared dependencies (requirements-eee.txt and docs/exports.md say why).
+EEE := requirements-eee.txt
 DATA_DIR ?= $(or $(MIRRORBENCH_DATA_DIR),var)
 SIZE ?= 512
 # Headless rendering: EGL first (Mesa's software driver), OSMesa as the fallback.
@@ -15,14 +18,17 @@ export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
 
 install: $(STAMP)
 
-# The lock's exact files (hashes checked, wheels only), then the project alone, built by the
-# locked setuptools. The distribution was called mirrorbench before (an unrelated project's name
-# on the public index): a .venv made then drops it before the project goes in, not after, when
-# the uninstall would take the `mirrorbench` command both install.
-$(STAMP): pyproject.toml $(LOCK)
+# The lock's exact files (hashes checked, wheels only), then every-eval-ever's wheel alone
+# ($(EEE)), then the project alone, built by the locked setuptools. The distribution was
+# called mirrorbench before (an unrelated project's name on the public index): a .venv made
+# then drops it before the project goes in, not after, when the uninstall would take the
+# `mirrorbench` command both install.
+$(STAMP): pyproject.toml $(LOCK) $(EEE)
 	@$(MAKE) --no-print-directory system-deps
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes --only-binary :all: -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python --require-hashes \
+		--only-binary :all: -r $(EEE)
 	@! $(BIN)/python -m pip show --quiet mirrorbench 2>/dev/null \
 		|| $(BIN)/python -m pip uninstall --quiet --yes mirrorbench
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
