@@ -764,6 +764,26 @@ class Frame(models.Model):
         return f"frame {self.key} ({self.scene} at {self.cell})"
 
 
+class Animation(models.Model):
+    """An episode's animation file in storage (``replays.services.episode_animation_store``).
+
+    Animations are kept like frames, in the frames' disk budget (``MIRRORBENCH_FRAMES_MAX_BYTES``):
+    the sweep (``frames.services.frames_evict``) deletes the least recently used of frames and
+    animations together, and a request makes an evicted animation again.
+    """
+
+    path = models.CharField(max_length=200, primary_key=True)
+    size_bytes = models.PositiveIntegerField()
+    stored = models.DateTimeField(auto_now_add=True)
+    used = models.DateTimeField(help_text="When it was last made or served (at most hourly).")
+
+    class Meta:
+        indexes = [models.Index(fields=["used"])]
+
+    def __str__(self) -> str:
+        return f"animation {self.path}"
+
+
 class AccountName(models.Model):
     """A user name's key and skeletons (``leaderboard.accounts.names``): no two accounts look alike.
 

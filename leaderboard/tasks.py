@@ -97,9 +97,15 @@ def run_render_frames(run_id: int, size: int | None = None) -> int:
 
 @shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
 def frames_sweep() -> dict[str, int]:
-    """Keep stored frames within MIRRORBENCH_FRAMES_MAX_BYTES (beat, render queue)."""
+    """Keep stored frames and animations within MIRRORBENCH_FRAMES_MAX_BYTES (beat, render
+    queue)."""
     evicted = frames_evict()
-    return {"frames": evicted.frames, "bytes": evicted.bytes, "stored_bytes": evicted.stored_bytes}
+    return {
+        "frames": evicted.frames,
+        "animations": evicted.animations,
+        "bytes": evicted.bytes,
+        "stored_bytes": evicted.stored_bytes,
+    }
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)

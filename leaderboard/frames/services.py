@@ -24,12 +24,14 @@ What visitors can make the server render is bounded three ways (docs/deploy.md, 
   without bound;
 * stored frames have a disk budget, ``MIRRORBENCH_FRAMES_MAX_BYTES``: beat's sweep
   (``frames_evict``) deletes the least recently used frames that neither the gallery nor a
-  listed run's steps show, and a later request renders such a frame again if it is asked for.
+  listed run's steps show, and a later request renders such a frame again if it is asked for;
+  episode animations (``Animation``) count in the same budget and are evicted with them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import logging
 import threading
@@ -62,7 +64,7 @@ from leaderboard.frames.selectors import (
     run_image_size,
     run_scene_cells,
 )
-from leaderboard.models import Episode, Frame, Run, Scene, Step
+from leaderboard.models import Animation, Episode, Frame, Run, Scene, Step
 from leaderboard.queue import (
     EPISODE_RENDER_FRAMES,
     RUN_RENDER_FRAMES,
@@ -705,12 +707,18 @@ def frames_stored_bytes() -> int:
     return int(total or 0)
 
 
+def animations_stored_bytes() -> int:
+    """Bytes of every stored episode animation (``Animation``), as recorded."""
+    return int(Animation.objects.aggregate(total=Sum("size_bytes"))["total"] or 0)
+
+
 @dataclass
 class Evicted:
     frames: int = 0
     bytes: int = 0
     stored_bytes: int = 0
     """What is stored afterwards."""
+    animations: int = 0
 
 
 EVICT_TO = 0.9
@@ -719,34 +727,44 @@ not run again at the next frame stored."""
 
 
 def frames_evict(*, budget: int | None = None) -> Evicted:
-    """Keep the stored frames within ``MIRRORBENCH_FRAMES_MAX_BYTES`` (0: no budget).
+    """Keep the stored frames and episode animations within ``MIRRORBENCH_FRAMES_MAX_BYTES``
+    (0: no budget).
 
-    Over the budget, the least recently used frames (``used``, else when stored) that no
-    listed run and not the gallery shows are deleted (their files; the row stays registered
-    and is rendered again if asked for, never by the stale check: it keeps ``used``) until the
-    rest is within ``EVICT_TO`` of the budget. Kept frames are never deleted, even if they alone
-    are over it (logged).
+    Over the budget, the least recently used of the frames (``used``, else when stored) that no
+    listed run and not the gallery shows, and of the animations, are deleted (their files; a
+    frame's row stays registered and is rendered again if asked for, never by the stale check:
+    it keeps ``used``; an animation's row goes, and a request makes it again) until the rest is
+    within ``EVICT_TO`` of the budget. Kept frames are never deleted, even if they alone are
+    over it (logged).
     """
     budget = settings.MIRRORBENCH_FRAMES_MAX_BYTES if budget is None else budget
-    total = frames_stored_bytes()
+    total = frames_stored_bytes() + animations_stored_bytes()
     result = Evicted(stored_bytes=total)
     if not budget or total <= budget:
         return result
     goal = total - int(budget * EVICT_TO)
     kept = frames_kept_keys()
     chosen: list[str] = []
+    animations: list[str] = []
     freed = 0
-    candidates = (
-        Frame.objects.filter(stored__isnull=False)
+    frames = (
+        (last, key, (png or 0) + (webp or 0) + (thumb or 0), False)
+        for last, key, png, webp, thumb in Frame.objects.filter(stored__isnull=False)
         .annotate(last=Coalesce("used", "stored"))
         .order_by("last", "key")
-        .values_list("key", "png_bytes", "webp_bytes", "thumb_bytes")
+        .values_list("last", "key", "png_bytes", "webp_bytes", "thumb_bytes")
+        .iterator(chunk_size=2000)
+        if key not in kept
     )
-    for key, png, webp, thumb in candidates.iterator(chunk_size=2000):
-        if key in kept:
-            continue
-        chosen.append(key)
-        freed += (png or 0) + (webp or 0) + (thumb or 0)
+    stored_animations = (
+        (used, path, size, True)
+        for used, path, size in Animation.objects.order_by("used", "path")
+        .values_list("used", "path", "size_bytes")
+        .iterator(chunk_size=2000)
+    )
+    for _, name, size, animation in heapq.merge(frames, stored_animations):
+        (animations if animation else chosen).append(name)
+        freed += size
         if freed >= goal:
             break
     for start in range(0, len(chosen), 500):
@@ -763,7 +781,15 @@ def frames_evict(*, budget: int | None = None) -> Evicted:
                     default_storage.delete(frame_path(key, variant))
                 except OSError as exc:
                     logger.warning("frame %s: could not delete its %s: %s", key, variant, exc)
-    result.frames, result.bytes = len(chosen), freed
+    for start in range(0, len(animations), 500):
+        batch = animations[start : start + 500]
+        Animation.objects.filter(pk__in=batch).delete()  # the row first, as for frames
+        for path in batch:
+            try:
+                default_storage.delete(path)
+            except OSError as exc:
+                logger.warning("animation %s: could not delete it: %s", path, exc)
+    result.frames, result.animations, result.bytes = len(chosen), len(animations), freed
     result.stored_bytes = total - freed
     if result.stored_bytes > budget:
         logger.warning(

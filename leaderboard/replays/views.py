@@ -61,6 +61,7 @@ from leaderboard.replays.selectors import (
 from leaderboard.replays.services import (
     FramesMissing,
     animation_path,
+    animation_used,
     episode_animation_store,
 )
 from leaderboard.runs.selectors import run_for
@@ -239,7 +240,9 @@ def episode_animation(request: HttpRequest, episode_id: int, fmt: str) -> HttpRe
         not_modified["ETag"], not_modified["Cache-Control"] = etag, "private, no-cache"
         return not_modified
     path = animation_path(key, fmt)
-    if not default_storage.exists(path):
+    if default_storage.exists(path):
+        animation_used(path)
+    else:
         refused = _frames_ready(request, replay)
         if refused is not None:
             return refused
@@ -268,7 +271,11 @@ def episode_animation(request: HttpRequest, episode_id: int, fmt: str) -> HttpRe
         response: HttpResponseBase = HttpResponseRedirect(default_storage.url(path))
         response["Cache-Control"] = f"private, max-age={SIGNED_URL_MAX_AGE_S}"
         return response
-    response = FileResponse(default_storage.open(path, "rb"), content_type=FORMATS[fmt])
+    try:
+        stored = default_storage.open(path, "rb")
+    except FileNotFoundError:  # evicted by the disk budget's sweep since it was checked
+        return busy_response("The animation is being made again: ask again shortly.", 503, 1)
+    response = FileResponse(stored, content_type=FORMATS[fmt])
     response["Content-Disposition"] = _disposition(False, f"{_file_stem(replay)}.{fmt}")
     response["ETag"], response["Cache-Control"] = etag, "private, no-cache"
     return response

@@ -283,7 +283,7 @@ def test_beat_sweeps_the_frames_on_the_render_queue(settings):
     from leaderboard.tasks import frames_sweep
 
     settings.MIRRORBENCH_FRAMES_MAX_BYTES = 0
-    assert frames_sweep() == {"frames": 0, "bytes": 0, "stored_bytes": 0}
+    assert frames_sweep() == {"frames": 0, "animations": 0, "bytes": 0, "stored_bytes": 0}
 
 
 def test_a_served_frame_is_marked_used_at_most_hourly(client, renders):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 
 import pytest
@@ -198,3 +199,55 @@ def test_the_replay_page_links_to_its_file_and_animations(client, episode):
     assert f'href="/episodes/{episode.pk}/export.html" download' in page
     assert f'href="/episodes/{episode.pk}/animation.webp"' in page
     assert f'href="/episodes/{episode.pk}/animation.gif"' in page
+
+
+def test_animations_count_in_the_frames_disk_budget_and_the_oldest_is_made_again(
+    client, episode, monkeypatch
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.frames.services import frames_evict, frames_stored_bytes
+    from leaderboard.models import Animation
+
+    frames_render(episode_frames_register(episode))
+    made: list[str] = []
+    real = replays_service.episode_animation
+
+    def counted(pngs, distances, *, fmt):
+        made.append(fmt)
+        return real(pngs, distances, fmt=fmt)
+
+    monkeypatch.setattr(replays_service, "episode_animation", counted)
+    webp = b"".join(client.get(f"/episodes/{episode.pk}/animation.webp").streaming_content)
+    gif = b"".join(client.get(f"/episodes/{episode.pk}/animation.gif").streaming_content)
+    assert made == ["webp", "gif"]
+    rows = {a.path.rsplit(".", 1)[1]: a for a in Animation.objects.all()}
+    assert {fmt: a.size_bytes for fmt, a in rows.items()} == {"webp": len(webp), "gif": len(gif)}
+    assert all(default_storage.size(a.path) == a.size_bytes for a in rows.values())
+    # The GIF was served longest ago; the frames and the WebP since.
+    now = timezone.now()
+    Animation.objects.filter(pk=rows["gif"].path).update(used=now - timedelta(days=2))
+    Animation.objects.filter(pk=rows["webp"].path).update(used=now - timedelta(hours=1))
+    Frame.objects.update(used=now)
+    total = frames_stored_bytes() + len(webp) + len(gif)
+    assert frames_evict(budget=total).animations == 0  # within the budget: nothing goes
+    # Room for all but the oldest animation, once the sweep is down to 90% of the budget.
+    budget = math.ceil((total - len(gif)) / 0.9) + 1
+    assert budget < total
+    evicted = frames_evict(budget=budget)
+    assert (evicted.animations, evicted.frames, evicted.bytes) == (1, 0, len(gif))
+    assert not default_storage.exists(rows["gif"].path)
+    assert default_storage.exists(rows["webp"].path)
+    assert list(Animation.objects.values_list("path", flat=True)) == [rows["webp"].path]
+    # Asked for again, the evicted one is made again (and counted again); the other is served.
+    again = client.get(f"/episodes/{episode.pk}/animation.gif")
+    assert again.status_code == 200 and b"".join(again.streaming_content) == gif
+    assert client.get(f"/episodes/{episode.pk}/animation.webp").status_code == 200
+    assert made == ["webp", "gif", "gif"]
+    assert Animation.objects.get(pk=rows["gif"].path).size_bytes == len(gif)
+    # With no room at all, every animation goes.
+    Animation.objects.update(used=now - timedelta(days=3))
+    evicted = frames_evict(budget=1)
+    assert evicted.animations == 2 and not Animation.objects.exists()
