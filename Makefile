@@ -89,6 +89,7 @@ bench: install
 	$(BIN)/python -m benchmarks.throughput
 	$(BIN)/python -m benchmarks.verify_limits
 	$(BIN)/python -m benchmarks.reply_limits
+	$(BIN)/python -m benchmarks.search
 
 lint: install
 	$(BIN)/ruff check .
