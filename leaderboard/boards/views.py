@@ -21,12 +21,15 @@ from django.utils.safestring import mark_safe
 from evaluation.details import parquet_bytes
 from evaluation.vocabulary import (
     AVG,
+    CONDITIONS,
     LEVEL_KEYS,
     LEVEL_SUMMARIES,
+    MAIN_CONDITION,
     METRICS,
     OVERALL,
     PAPER_TABLES,
     TRACKS,
+    condition_label,
     level_label,
     table_label,
 )
@@ -56,6 +59,7 @@ from leaderboard.boards.selectors import (
 from leaderboard.charts import views as chart_views
 from leaderboard.data_version import data_version_cached
 from leaderboard.exports import csv_response
+from leaderboard.mirror_use.selectors import model_mirror_use
 from leaderboard.models import ModelEntry, Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.runs.selectors import (
@@ -324,7 +328,9 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
     except ModelEntry.DoesNotExist:
         raise Http404(f"no model entry {slug!r}") from None
 
-    listed = list(entry.runs.all())
+    public = list(entry.runs.all())
+    # A control run stands beside the main runs, in the mirror-use section, never among them.
+    listed = [r for r in public if r.condition == MAIN_CONDITION]
     # The paper's rows have no tokens to price: their pages need no price table.
     prices = price_table() if any(r.source != Run.Source.REPORTED for r in listed) else {}
     runs = [
@@ -337,6 +343,8 @@ def model_page(request: HttpRequest, slug: str) -> HttpResponse:
         for run in listed
     ]
     context = {"entry": entry, "runs": runs, "metrics": METRICS, "tracks": TRACKS}
+    context["mirror_use"] = model_mirror_use(runs=public)
+    context["conditions"] = [{"name": c, "label": condition_label(c)} for c in CONDITIONS]
     context["share"] = model_share(entry=entry, absolute=request.build_absolute_uri)
     context.update(chart_views.model_charts_context(entry=entry))
     return render(request, "leaderboard/model.html", context)

@@ -4,8 +4,11 @@ and ``evaluation.mirror_use``'s scores, differences and intervals over them."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import QuerySet
 
 from evaluation.mirror_use import CONTRAST_METRICS, mirror_use
 from evaluation.process_metrics import ATTRIBUTION, process_json
@@ -16,6 +19,8 @@ from evaluation.vocabulary import (
     LEVEL_KEYS,
     MAIN_CONDITION,
     OVERALL,
+    TRACK_KEYS,
+    level_short,
 )
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.selectors import run_results
@@ -48,13 +53,7 @@ def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
     Only public, completed runs of benchmark ``version`` count, the newest of each condition.
     Models come first, ranked by their overall main AVG, the baselines after them.
     """
-    runs = (
-        Run.objects.public()
-        .filter(status=Run.Status.COMPLETED, benchmark__name=version)
-        .exclude(source=Run.Source.REPORTED)
-        .select_related("model_entry")
-        .order_by("-finished", "-pk")
-    )
+    runs = _counted_runs(version).select_related("model_entry")
     chosen: dict[int, dict[str, Run]] = defaultdict(dict)
     for run in runs:
         chosen[run.model_entry_id].setdefault(run.condition, run)
@@ -66,8 +65,7 @@ def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
     rows = []
     for by_condition in chosen.values():
         ordered = {c: by_condition[c] for c in CONDITIONS if c in by_condition}
-        # run_results knows how a run's episodes are scored (their repeats too): a query a run.
-        use = mirror_use({c: run_results(run=run) for c, run in ordered.items()})
+        use = _contrast(ordered)
         main = ordered[MAIN_CONDITION]
         process = run_process_metrics(run=main)
         rows.append(MirrorUseRow(main.model_entry, ordered, use, process))
@@ -77,6 +75,106 @@ def mirror_use_rows(*, version: str = BENCHMARK_VERSION) -> list[MirrorUseRow]:
         return (row.reference, -(main if main is not None else -9), row.entry.name)
 
     return sorted(rows, key=order)
+
+
+def _counted_runs(version: str) -> QuerySet[Run]:
+    """The runs the mirror-use contrasts may count, newest first: public, completed, measured
+    here or uploaded (the paper's rows have no episodes), of benchmark ``version``."""
+    return (
+        Run.objects.public()
+        .filter(status=Run.Status.COMPLETED, benchmark__name=version)
+        .exclude(source=Run.Source.REPORTED)
+        .order_by("-finished", "-pk")
+    )
+
+
+def _contrast(ordered: dict[str, Run]) -> dict[str, Any]:
+    """``evaluation.mirror_use`` over one model's runs, a condition each (a query a run:
+    ``run_results`` knows how a run's episodes are scored, their repeats too)."""
+    return mirror_use({c: run_results(run=run) for c, run in ordered.items()})
+
+
+@dataclass(frozen=True)
+class ModelMirrorUse:
+    """A model page's control runs beside its main run (issue 36)."""
+
+    runs: dict[str, Run]
+    """The newest public completed run of each condition, in ``CONDITIONS`` order."""
+    use: dict[str, Any] | None
+    """``evaluation.mirror_use`` over ``runs``; None without both a main and a control run."""
+    process: list[tuple[Run, list[dict[str, Any]]]]
+    """Each of ``runs`` with its process metrics as ``process_table_rows`` gives them."""
+    controls: list[Run]
+    """Every public control run of the model, newest first (unfinished ones too)."""
+
+    @property
+    def tables(self) -> list[dict[str, Any]]:
+        """The contrasts as a page shows them: per metric (AVG, then TSR) its rows
+        (``mirror_use_table_rows``); none without ``use``."""
+        if self.use is None:
+            return []
+        return [
+            {"metric": metric, "rows": mirror_use_table_rows(self.use, metric)}
+            for metric in CONTRAST_METRICS
+        ]
+
+
+def model_mirror_use(*, runs: Iterable[Run], version: str = BENCHMARK_VERSION) -> ModelMirrorUse:
+    """Return one model's main and control runs contrasted, as ``mirror_use_rows`` does for
+    the mirror-use view, and what each counted run's answers say.
+
+    ``runs`` are the model's public runs (a model page has them already: no query for them).
+    The counted runs are the newest completed one of each condition of benchmark ``version``
+    that is not the paper's (its rows keep no answers), as the view counts them: a query for
+    each one's answers, and with a main and a control run, one more for each one's episodes.
+    """
+    runs = list(runs)
+    controls = sorted(
+        (r for r in runs if r.condition != MAIN_CONDITION), key=lambda r: r.pk, reverse=True
+    )
+    counted = [
+        r
+        for r in runs
+        if r.status == Run.Status.COMPLETED
+        and r.source != Run.Source.REPORTED
+        and r.benchmark.name == version
+    ]
+    chosen: dict[str, Run] = {}
+    for run in sorted(counted, key=lambda r: (r.finished is not None, r.finished, r.pk)):
+        chosen[run.condition] = run  # the newest last
+    ordered = {c: chosen[c] for c in CONDITIONS if c in chosen}
+    use = _contrast(ordered) if MAIN_CONDITION in ordered and len(ordered) > 1 else None
+    process = [(run, process_table_rows(run_process_metrics(run=run))) for run in ordered.values()]
+    return ModelMirrorUse(ordered, use, process, controls)
+
+
+def mirror_use_table_rows(use: dict[str, Any], metric: str) -> list[dict[str, Any]]:
+    """Return one metric of ``evaluation.mirror_use``'s result as rows for a page: per table
+    (each level, then overall) its ``scores`` and ``differences`` by condition."""
+    return [
+        {"table": table, "label": _table_label(table), **use["tables"][table][metric]}
+        for table in TABLES
+    ]
+
+
+def process_table_rows(process: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return process metrics (``process_json``) as rows for a page: each level, the pooled
+    attribution levels, then overall, each with its cells per track (overall first)."""
+    tables = {**process["levels"], ATTRIBUTION: process[ATTRIBUTION], OVERALL: process[OVERALL]}
+    return [
+        {
+            "table": table,
+            "label": _table_label(table),
+            "cells": [row[track] for track in (OVERALL, *TRACK_KEYS)],
+        }
+        for table, row in tables.items()
+    ]
+
+
+def _table_label(table: str) -> str:
+    if table == OVERALL:
+        return "Overall"
+    return table if table == ATTRIBUTION else level_short(table)
 
 
 def mirror_use_csv_rows(rows: list[MirrorUseRow]) -> tuple[list[str], list[list[Any]]]:
