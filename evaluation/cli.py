@@ -549,6 +549,50 @@ def cmd_export_parquet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_eee(args: argparse.Namespace) -> int:
+    """Write a bundle's results in the Every Eval Ever schema, at their datastore paths
+    (docs/exports.md)."""
+    from evaluation.details import details
+    from evaluation.eee import (
+        bundle_model,
+        bundle_source,
+        bundle_time,
+        eee_export,
+        scores_from_results,
+        write_eee,
+    )
+    from evaluation.verify import verify_bundle
+
+    bundle = read_bundle(Path(args.bundle))
+    try:
+        model = bundle_model(bundle.header, args.model_id)
+    except ValueError as exc:
+        raise UsageError(f"--model-id: {exc}") from None
+    # Only what verifies is exported, as with export-parquet: the scores are the bundle's.
+    problems = verify_bundle(bundle)
+    if problems:
+        for problem in problems[:20]:
+            print(f"{args.bundle}: {problem}", file=sys.stderr)
+        print(
+            f"export-eee: the bundle does not verify ({len(problems)} problems); "
+            "nothing was written",
+            file=sys.stderr,
+        )
+        return 1
+    export = eee_export(
+        header=bundle.header,
+        scores=scores_from_results(episode_results(bundle.episodes)),
+        source=bundle_source(bundle.header),
+        model=model,
+        retrieved=bundle_time(bundle.header, bundle.episodes),
+        details=details(bundle.header, bundle.episodes),
+    )
+    written = write_eee(export, Path(args.out))
+    for name, path in written.paths.items():
+        print(f"{path}  {written.sizes[name]:,} bytes")
+    return 0
+
+
 def _format_table(title: str, table: LevelTable) -> list[str]:
     lines = [f"{title:<12}" + "".join(f"{metric_label(m):>8}" for m in METRICS)]
     for track in TRACKS:
@@ -873,6 +917,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", required=True, help="output directory (episodes.parquet, steps.parquet, README.md)"
     )
     p.set_defaults(func=cmd_export_parquet)
+
+    p = sub.add_parser(
+        "export-eee",
+        help="write a bundle's results in the Every Eval Ever schema (aggregate and samples)",
+    )
+    p.add_argument("bundle")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="output directory: the files go under DIR/data/mirrorbench/DEVELOPER/MODEL/",
+    )
+    p.add_argument(
+        "--model-id",
+        metavar="DEVELOPER/MODEL",
+        help="the model's id (default: the header's provider/model, mirrorbench/AGENT for a "
+        "baseline, local/AGENT otherwise)",
+    )
+    p.set_defaults(func=cmd_export_eee)
 
     p = sub.add_parser(
         "submit",
