@@ -137,16 +137,51 @@ def _while_database_lost(what: str, operation: Callable[[], T], *, first_wait: b
             delay = min(delay * 2, 5.0)
 
 
+@cache
+def _heartbeat_sql() -> str:
+    """The claim check of every stored step, as SQL written once: the ORM compiles the same
+    update with its join on the run anew for each step (half the CPU of storing a blind
+    baseline's step). Parameters: heartbeat, steps taken, episode, claim, status, run status."""
+    episode, run = Episode._meta, Run._meta
+    quote = connection.ops.quote_name
+
+    def column(meta: Any, field: str) -> str:
+        return quote(meta.get_field(field).column)
+
+    return (
+        f"UPDATE {quote(episode.db_table)} SET {column(episode, 'heartbeat')} = %s, "
+        f"{column(episode, 'steps_taken')} = %s "
+        f"WHERE {column(episode, 'id')} = %s AND {column(episode, 'claim')} = %s "
+        f"AND {column(episode, 'status')} = %s AND {column(episode, 'run')} IN ("
+        f"SELECT {column(run, 'id')} FROM {quote(run.db_table)} "
+        f"WHERE {column(run, 'status')} = %s)"
+    )
+
+
+def _episode_heartbeat(episode_id: int, token: str, steps_taken: int) -> int:
+    """Refresh the claim of a held episode of a running run; return how many rows it updated
+    (1: still held; 0: another task took it over, or the run ended)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _heartbeat_sql(),
+            [
+                now,
+                steps_taken,
+                episode_id,
+                token,
+                Episode.Status.RUNNING.value,
+                Run.Status.RUNNING.value,
+            ],
+        )
+        return cursor.rowcount
+
+
 def _step_store(episode_id: int, token: str, record: dict[str, Any], frame: FrameSpec) -> None:
     """Store one step, refreshing the claim, and register the frame of the view it led to (a
     replay serves registered frames only); raise EpisodeLost if the task lost the episode."""
     with transaction.atomic():
-        held = Episode.objects.filter(
-            pk=episode_id,
-            claim=token,
-            status=Episode.Status.RUNNING,
-            run__status=Run.Status.RUNNING,
-        ).update(heartbeat=timezone.now(), steps_taken=record["index"] + 1)
+        held = _episode_heartbeat(episode_id, token, record["index"] + 1)
         if held != 1:
             raise EpisodeLost(f"episode {episode_id} is no longer held by this task")
         try:

@@ -1,0 +1,81 @@
+"""The worker's step store (``leaderboard.worker._step_store``): each step refreshes the claim
+with one SQL update written once, and stops the task once the run ends or another task holds
+the episode."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evaluation.config import RunConfig
+from leaderboard import worker
+from leaderboard.boards.entries import model_entry_upsert
+from leaderboard.frames.services import FrameSpec
+from leaderboard.models import Episode, Run, Step
+from leaderboard.runs import selectors
+from leaderboard.runs.services import run_cancel, run_create, run_start
+
+pytestmark = pytest.mark.django_db
+
+
+def record(index: int) -> dict:
+    return {
+        "index": index,
+        "option": 1,
+        "executed": 1,
+        "response": "",
+        "hand_cell": [0, 0, index],
+        "distance_steps": 3,
+        "parse_error": None,
+    }
+
+
+@pytest.fixture
+def held():
+    """A running random run's first episode, claimed: (episode, token)."""
+    entry = model_entry_upsert(name="Random", kind="baseline")
+    run = run_create(model_entry=entry, config=RunConfig(agent="random", image_size=32))
+    first = run_start(run_id=run.pk)[0]
+    token = worker.episode_claim(episode_id=first)
+    assert token
+    return Episode.objects.select_related("scene", "run").get(pk=first), token
+
+
+def store(episode: Episode, token: str, index: int) -> None:
+    step = record(index)
+    frame = FrameSpec(episode.scene, tuple(step["hand_cell"]), 32)
+    worker._step_store(episode.pk, token, step, frame)
+
+
+def test_a_held_episode_stores_its_step_and_its_heartbeat_reads_back_as_now(held):
+    episode, token = held
+    before = timezone.now()
+    store(episode, token, 0)
+    store(episode, token, 1)
+    episode.refresh_from_db()
+    assert episode.steps_taken == 2
+    assert list(Step.objects.filter(episode=episode).values_list("index", flat=True)) == [0, 1]
+    # Written as the ORM writes it: compared and read back as a time, so the stale check works.
+    assert before <= episode.heartbeat <= timezone.now()
+    assert Episode.objects.filter(pk=episode.pk, heartbeat__gte=before).exists()
+    assert episode.pk not in selectors.episodes_stale()
+    Episode.objects.filter(pk=episode.pk).update(heartbeat=before - timedelta(days=1))
+    assert episode.pk in selectors.episodes_stale()
+
+
+def test_a_cancelled_run_stops_its_task_at_the_next_step(held):
+    episode, token = held
+    store(episode, token, 0)
+    assert run_cancel(run=Run.objects.get(pk=episode.run_id))
+    with pytest.raises(worker.EpisodeLost):
+        store(episode, token, 1)
+    assert Step.objects.filter(episode=episode).count() == 1
+
+
+def test_a_task_whose_episode_another_task_took_over_stores_nothing(held):
+    episode, token = held
+    Episode.objects.filter(pk=episode.pk).update(claim="another-task")
+    with pytest.raises(worker.EpisodeLost):
+        store(episode, token, 0)
+    assert not Step.objects.filter(episode=episode).exists()
+    assert Episode.objects.get(pk=episode.pk).steps_taken == 0
