@@ -195,8 +195,8 @@ class Site:
             assert web.poll() is None, f"the web host's block ended:\n{log_of(web)[-3000:]}"
             try:
                 return requests.get(f"{self.base}/about/", timeout=5).ok
-            except requests.ConnectionError:
-                return False
+            except (requests.ConnectionError, requests.Timeout):
+                return False  # not listening yet, or its first page is slow on a loaded machine
 
         wait_until(answers, timeout=240, what="the web host never answered", every=0.5)
 
