@@ -45,6 +45,12 @@ urlpatterns = [
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),
+    path("runs/<int:run_id>/eee.json", runs.run_eee_download, name="run-eee"),
+    path(
+        "runs/<int:run_id>/eee-instances.jsonl",
+        runs.run_eee_instances_download,
+        name="run-eee-instances",
+    ),
     path("runs/<int:run_id>/card.png", cards.run_card_png, name="run-card"),
     path("runs/<int:run_id>/behaviour.csv", replays.run_behaviour_csv, name="run-behaviour"),
     path("episodes/compare/", replays.episode_compare_page, name="episode-compare"),

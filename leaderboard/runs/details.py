@@ -18,6 +18,7 @@ from evaluation.details import (
     CARD_FILE,
     EPISODES_FILE,
     STEPS_FILE,
+    Details,
     EpisodeExtras,
     details,
     parquet_bytes,
@@ -42,7 +43,34 @@ def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> b
         absolute: Turns a site path into the address the files name (the request's
             ``build_absolute_uri``).
     """
-    header = header_for(run_header(run=run), run=run, user=user)
+    tables = run_details(run=run, header=run_header_for(run=run, user=user), absolute=absolute)
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, data in (
+            (EPISODES_FILE, parquet_bytes(tables.episodes)),
+            (STEPS_FILE, parquet_bytes(tables.steps)),
+            (CARD_FILE, tables.card.encode()),
+        ):
+            member = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            member.external_attr = 0o644 << 16  # rw-r--r-- once unzipped
+            archive.writestr(member, data)
+    return buffer.getvalue()
+
+
+def run_header_for(*, run: Run, user: Any) -> dict[str, Any]:
+    """Return ``run``'s bundle header with its endpoint as ``user`` may see it."""
+    return header_for(run_header(run=run), run=run, user=user)
+
+
+def run_details(*, run: Run, header: dict[str, Any], absolute: Callable[[str], str]) -> Details:
+    """Return the details of ``run`` (``evaluation.details.details``) with what only the site
+    knows: each episode's replay page and cost, and each step's frame address.
+
+    Args:
+        run: A run the user may see, with episodes.
+        header: Its bundle header as the user may see it (``run_header_for``).
+        absolute: Turns a site path into the address the tables name.
+    """
     size = run_image_size(run)
     version = renderer_version()
     records: list[dict[str, Any]] = []
@@ -84,7 +112,7 @@ def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> b
                 frame_urls=frame_urls,
             )
         )
-    tables = details(
+    return details(
         header,
         records,
         run_id=run.pk,
@@ -92,14 +120,3 @@ def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> b
         run_url=absolute(reverse("leaderboard:run", args=[run.pk])),
         extras=extras,
     )
-    buffer = BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name, data in (
-            (EPISODES_FILE, parquet_bytes(tables.episodes)),
-            (STEPS_FILE, parquet_bytes(tables.steps)),
-            (CARD_FILE, tables.card.encode()),
-        ):
-            member = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-            member.external_attr = 0o644 << 16  # rw-r--r-- once unzipped
-            archive.writestr(member, data)
-    return buffer.getvalue()

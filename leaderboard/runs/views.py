@@ -24,6 +24,7 @@ from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
 from leaderboard.runs.details import run_details_zip
+from leaderboard.runs.eee import run_eee
 from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_cards, run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm, RerunErroredForm
@@ -313,6 +314,38 @@ def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
     data = run_details_zip(run=run, user=request.user, absolute=request.build_absolute_uri)
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}-details.zip"'
+    return response
+
+
+def run_eee_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    """``/runs/<id>/eee.json``: the run's results as an Every Eval Ever aggregate
+    (docs/exports.md), named for its place in the Every Eval Ever datastore."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    export = run_eee(run=run, user=request.user, absolute=request.build_absolute_uri)
+    response = HttpResponse(export.aggregate_json, content_type="application/json")
+    name = export.aggregate_path.rsplit("/", 1)[-1]
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def run_eee_instances_download(request: HttpRequest, run_id: int) -> HttpResponse:
+    """``/runs/<id>/eee-instances.jsonl``: the run's episodes as Every Eval Ever instance
+    records, the samples file its ``eee.json`` names and checksums."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
+    export = run_eee(run=run, user=request.user, absolute=request.build_absolute_uri)
+    if export.instances is None or export.instances_path is None:
+        raise Http404(f"run {run_id} has no episodes")
+    response = HttpResponse(export.instances, content_type="application/jsonl; charset=utf-8")
+    name = export.instances_path.rsplit("/", 1)[-1]
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

@@ -61,6 +61,8 @@ def test_no_get_writes_to_the_database(client, alice, run):
         f"/runs/{run.pk}/bundle.jsonl",
         f"/runs/{run.pk}/details.zip",
         f"/runs/{run.pk}/run.toml",
+        f"/runs/{run.pk}/eee.json",
+        f"/runs/{run.pk}/eee-instances.jsonl",
         f"/models/{run.model_entry.slug}/badge.svg",
         f"/models/{run.model_entry.slug}/eval_results.yaml",
         f"/runs/{run.pk}/behaviour.csv",
