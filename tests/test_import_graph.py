@@ -35,8 +35,9 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                 "evaluation.agents",
                 "evaluation.cache",
                 "evaluation.config",
-                # pyarrow loads only for export-parquet.
+                # pyarrow loads only for export-parquet and export-eee.
                 "evaluation.details",
+                "evaluation.eee",
                 "evaluation.run_file",
                 "evaluation.registry",
                 # replay-html renders its frames; the writer loads only for it.
