@@ -366,6 +366,13 @@ def test_tables_fit_where_their_numbers_would_otherwise_be_cut(browser, site):
     expect(page.locator("table.board td .pm").first).to_be_visible()
     assert page.evaluate(FITS, ".table-wrap:has(table.board.ranked)") == [0]
     page.context.close()
+    # A 1280 px laptop: every level's and the tracks' scores, the ranking AVG last, unscrolled.
+    page = _page(browser, {"width": 1280, "height": 800})
+    for path in ("/", "/levels/0/", "/tracks/"):
+        page.goto(f"{site['url']}{path}")
+        overflow = page.evaluate(FITS, ".table-wrap:has(table.board)")
+        assert overflow and set(overflow) == {0}, (path, overflow)
+    page.context.close()
     page = _page(browser, PHONE)
     # A model page's tables, its behaviour summary's headings whole.
     page.goto(f"{site['url']}/models/random/")
