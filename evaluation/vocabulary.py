@@ -174,6 +174,10 @@ CONDITION_LABELS: Final[dict[str, str]] = {
     "moved-mark": "Moved mark",
 }
 """Each condition's name for people."""
+CONDITION_CHOICES: Final[tuple[tuple[str, str], ...]] = tuple(
+    (name, CONDITION_LABELS.get(name, name)) for name in CONDITIONS
+)
+"""The conditions as (name, label) choices: a run's and the evaluation API's, one enum."""
 CONDITION_SUMMARIES: Final[dict[str, str]] = {
     name: condition.summary for name, condition in SCENE_CONDITIONS.items()
 }

@@ -324,6 +324,8 @@ SPECTACULAR_SETTINGS = {
         "ModelKindEnum": "leaderboard.models.ModelEntry.Kind",
         # A hosted run is of a model: the two kinds of ModelEntry.Kind a user may choose.
         "HostedModelKindEnum": [("proprietary", "Proprietary"), ("open-weights", "Open weights")],
+        # A run's condition, and each of the evaluation API's conditions: one enum.
+        "ConditionEnum": "evaluation.vocabulary.CONDITION_CHOICES",
     },
 }
 

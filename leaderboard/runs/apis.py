@@ -22,11 +22,10 @@ from evaluation.cost import check_price
 from evaluation.outbound import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
 from evaluation.vocabulary import (
+    CONDITION_CHOICES,
     CONDITIONS,
     LEVELS,
-    MAIN_CONDITION,
     METRICS,
-    condition_label,
 )
 from leaderboard.api import BODY_ERRORS, FIELD_ERRORS, NOT_FOUND, ApiPagination
 from leaderboard.api_filters import EpisodeFilter, RunFilter
@@ -45,7 +44,7 @@ from leaderboard.runs.selectors import (
     run_errors_hold_ranking,
     run_list,
 )
-from leaderboard.runs.services import hosted_run_create
+from leaderboard.runs.services import hosted_runs_create
 
 
 class RunCostSerializer(serializers.Serializer):
@@ -319,6 +318,16 @@ class CanEvaluate(BasePermission):
         return bool(user and user.is_authenticated and user.has_perm("leaderboard.add_run"))
 
 
+class QueuedRunSerializer(serializers.Serializer):
+    """A hosted run just queued: its id, condition, status, episodes and page."""
+
+    run = serializers.IntegerField()
+    condition = serializers.ChoiceField(choices=list(CONDITION_CHOICES))
+    status = serializers.CharField()
+    episodes = serializers.IntegerField()
+    url = serializers.CharField()
+
+
 class EvaluationCreateApi(APIView):
     """Start a hosted run of an API model (the fields of the /evaluate/ form, as JSON)."""
 
@@ -354,12 +363,22 @@ class EvaluationCreateApi(APIView):
             default=list(LEVELS),
         )
         scenes = serializers.ChoiceField(choices=["all", "human", "robot"], default="all")
-        condition = serializers.ChoiceField(
+        conditions = serializers.ListField(
             # The model's choices (name, label): one enum in the schema, not two.
-            choices=[(name, condition_label(name)) for name in CONDITIONS],
-            default=MAIN_CONDITION,
-            help_text="main (the paper's protocol, ranked) or a control condition, played "
-            "beside it at the same cost and never ranked in the main tables.",
+            child=serializers.ChoiceField(choices=list(CONDITION_CHOICES)),
+            required=False,
+            allow_empty=False,
+            max_length=len(CONDITIONS),
+            help_text="The conditions to play, a run each, all started in one transaction (none "
+            "if one cannot start): main (the paper's protocol, ranked) and any control "
+            "condition, played beside it at the same cost each and never ranked in the main "
+            'tables. Default: ["main"].',
+        )
+        condition = serializers.ChoiceField(
+            choices=list(CONDITION_CHOICES),
+            required=False,
+            help_text="One condition (older clients): the same as conditions with one item. "
+            "Give conditions or condition, not both.",
         )
         repeats = serializers.IntegerField(
             min_value=1,
@@ -390,25 +409,47 @@ class EvaluationCreateApi(APIView):
                 raise serializers.ValidationError("each level at most once")
             return sorted(value)
 
+        def validate_conditions(self, value: list[str]) -> list[str]:
+            if len(set(value)) != len(value):
+                raise serializers.ValidationError("each condition at most once")
+            return value
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if "conditions" in attrs and "condition" in attrs:
+                raise serializers.ValidationError(
+                    {"conditions": "give the list conditions or the single condition, not both"}
+                )
+            return attrs
+
     class OutputSerializer(serializers.Serializer):
-        run = serializers.IntegerField()
+        run = serializers.IntegerField(help_text="The first run queued (its condition first).")
         status = serializers.CharField()
-        episodes = serializers.IntegerField()
+        episodes = serializers.IntegerField(help_text="The first run's episodes.")
         url = serializers.CharField()
+        runs = QueuedRunSerializer(
+            many=True,
+            help_text="Every run queued, one per condition in the order main, no-mirror, "
+            "mark-unseen, moved-mark.",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: BODY_ERRORS})
     def post(self, request: Request) -> Response:
-        """Queue a hosted run; the key is used by the workers and then erased."""
+        """Queue a hosted run per condition; the key is used by the workers and then erased."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            run = hosted_run_create(user=request.user, data=data.validated_data)
+            created = hosted_runs_create(user=request.user, data=data.validated_data)
         except FieldError as exc:
             raise ValidationError({exc.field: [exc.message]}) from None
-        out = {
-            "run": run.pk,
-            "status": run.status,
-            "episodes": run.episodes_expected,
-            "url": reverse("leaderboard:run", kwargs={"run_id": run.pk}),
-        }
+        runs = [
+            {
+                "run": run.pk,
+                "condition": run.condition,
+                "status": run.status,
+                "episodes": run.episodes_expected,
+                "url": reverse("leaderboard:run", kwargs={"run_id": run.pk}),
+            }
+            for run in created
+        ]
+        out = {**{k: v for k, v in runs[0].items() if k != "condition"}, "runs": runs}
         return Response(self.OutputSerializer(out).data, status=201)

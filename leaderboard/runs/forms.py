@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.http import QueryDict
 
 from evaluation.config import MAX_REPEATS
 from evaluation.registry import provider_choices
@@ -67,13 +70,16 @@ class HostedEvaluationForm(forms.Form):
         help_text="The leaderboard ranks runs of all four levels on all 66 scenes.",
     )
     scenes = forms.ChoiceField(choices=SCENE_SETS, initial="all", widget=forms.RadioSelect)
-    condition = forms.ChoiceField(
+    conditions = forms.MultipleChoiceField(
         choices=CONDITION_CHOICES,
-        initial=MAIN_CONDITION,
+        initial=[MAIN_CONDITION],
         required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Main is the paper's protocol, the only condition the leaderboard ranks. A "
         "control plays the same episodes with one change, at the same cost as main (same "
-        "prompts and budgets); its run shows on its own page, never in the leaderboard's tables.",
+        "prompts and budgets). Each condition chosen is a run of its own, all started together "
+        "(none if one cannot start); a control run shows on the model's page and the mirror-use "
+        "view, never in the leaderboard's tables. None chosen: main.",
     )
     repeats = forms.IntegerField(
         min_value=1,
@@ -85,6 +91,18 @@ class HostedEvaluationForm(forms.Form):
         "as one run.",
     )
     private = forms.BooleanField(required=False, label="Keep this run private")
+
+    def __init__(self, data: QueryDict | None = None, *args: Any, **kwargs: Any) -> None:
+        if data is not None and "condition" in data and "conditions" not in data:
+            # A form from before several conditions (one ``condition``): the same run.
+            data = data.copy()
+            data.setlist("conditions", data.getlist("condition"))
+        super().__init__(data, *args, **kwargs)
+
+    def clean_conditions(self) -> list[str]:
+        """The conditions chosen in ``CONDITIONS`` order; main when none is."""
+        chosen = self.cleaned_data.get("conditions") or [MAIN_CONDITION]
+        return [c for c in CONDITIONS if c in chosen]
 
 
 class RerunErroredForm(forms.Form):

@@ -20,7 +20,16 @@ from evaluation.errors import REFUSAL_PREFIX, ErrorCounts, refusal_kind
 from evaluation.estimate import TYPICAL_STEPS, estimate_run
 from evaluation.metrics import EpisodeResult, score_json
 from evaluation.registry import parse_agent_spec
-from evaluation.vocabulary import AVG, OVERALL, PAPER_TABLES, TABLES, TRACKS, table_label
+from evaluation.vocabulary import (
+    AVG,
+    MAIN_CONDITION,
+    OVERALL,
+    PAPER_TABLES,
+    TABLES,
+    TRACKS,
+    condition_label,
+    table_label,
+)
 from leaderboard.accounts.roles import is_moderator
 from leaderboard.boards.costs import run_price
 from leaderboard.boards.selectors import scores_prefetch
@@ -321,6 +330,37 @@ def hosted_run_estimate(
         price=price,
         repeats=repeats,
     )
+
+
+ESTIMATE_SUMS = ("episodes", "requests", "requests_max", "input_tokens", "output_tokens")
+"""The figures of a run's estimate that add up over several runs."""
+
+
+def hosted_runs_estimate(
+    *,
+    provider: str,
+    model: str,
+    levels: Sequence[int],
+    scenes: str,
+    repeats: int = 1,
+    conditions: Sequence[str] = (MAIN_CONDITION,),
+) -> dict[str, Any]:
+    """Return what a hosted submission of a run per condition would cost, as JSON.
+
+    Each condition's run costs what ``hosted_run_estimate`` gives (a control keeps main's
+    scenes, prompts and budgets). The figures at the top are the total over ``conditions``
+    (one run's with one condition, as before several could be chosen); ``conditions`` lists
+    each with its own figures.
+    """
+    one = hosted_run_estimate(
+        provider=provider, model=model, levels=levels, scenes=scenes, repeats=repeats
+    ).as_dict()
+    n = len(conditions)
+    total = {key: one[key] * n for key in ESTIMATE_SUMS}
+    total["cost_usd"] = None if one["cost_usd"] is None else round(one["cost_usd"] * n, 2)
+    figures = {key: one[key] for key in (*ESTIMATE_SUMS, "cost_usd")}
+    each = [{"name": c, "label": condition_label(c), **figures} for c in conditions]
+    return {**one, **total, "runs": n, "conditions": each}
 
 
 ETA_WINDOW = 20

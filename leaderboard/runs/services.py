@@ -21,7 +21,9 @@ from evaluation.vocabulary import (
     LEVELS,
     MAIN_CONDITION,
     METRICS,
+    conditions_text,
     levels_text,
+    parse_condition,
 )
 from leaderboard.accounts.mail import confirmed_email_required
 from leaderboard.accounts.roles import is_moderator
@@ -388,9 +390,10 @@ def quota_owner(run: Run | None) -> int | None:
     return int(run.owner_id)
 
 
-def _hosted_caps_check(*, user: Any, episodes: int) -> None:
-    """Refuse a hosted run over the user's caps (settings); staff have none.
+def _hosted_caps_check(*, user: Any, episodes: int, runs: int = 1) -> None:
+    """Refuse hosted runs over the user's caps (settings); staff have none.
 
+    ``runs`` runs of ``episodes`` episodes in all are asked for at once (one per condition).
     Called with the user's row locked, so two submissions at once cannot both pass.
     """
     if user.is_staff:
@@ -399,11 +402,13 @@ def _hosted_caps_check(*, user: Any, episodes: int) -> None:
         owner=user, source=Run.Source.EVALUATED, status__in=[Run.Status.PENDING, Run.Status.RUNNING]
     ).count()
     cap = settings.MIRRORBENCH_MAX_ACTIVE_RUNS
-    if active >= cap:
+    if active + runs > cap:
+        adds = f" and this submission adds {runs} (one per condition)" if runs > 1 else ""
         raise FieldError(
             "non_field_errors",
-            f"you have {active} hosted runs pending or running, the most allowed at once is "
-            f"{cap}: wait for one to end or cancel one",
+            f"you have {active} hosted runs pending or running{adds}, the most allowed at once "
+            f"is {cap}: wait for one to end or cancel one"
+            + (", or choose fewer conditions" if runs > 1 else ""),
         )
     requests = owner_requests_today(user.pk)
     if requests >= settings.MIRRORBENCH_USER_REQUESTS_PER_DAY:
@@ -418,48 +423,90 @@ def _hosted_caps_check(*, user: Any, episodes: int) -> None:
     ).count()
     daily = settings.MIRRORBENCH_MAX_EPISODES_PER_DAY
     if today + episodes > daily:
+        what = f"these {runs} runs have" if runs > 1 else "this run has"
+        fewer = "levels, scenes or conditions" if runs > 1 else "levels or scenes"
         raise FieldError(
             "non_field_errors",
-            f"this run has {episodes} episodes and you started {today} in the last 24 hours; "
-            f"the most allowed is {daily} a day: choose fewer levels or scenes, or wait",
+            f"{what} {episodes} episodes and you started {today} in the last 24 hours; "
+            f"the most allowed is {daily} a day: choose fewer {fewer}, or wait",
         )
 
 
-def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
-    """Create a hosted run from validated form or API data (see HostedEvaluationForm).
+def hosted_conditions(data: dict[str, Any]) -> list[str]:
+    """Return the conditions a hosted submission asks for, in ``CONDITIONS`` order: its
+    ``conditions`` list, else its single ``condition`` (older clients), else main.
+
+    Raises FieldError naming ``conditions`` (or ``condition``) for an unknown or repeated
+    condition, an empty list, or both fields given.
+    """
+    listed, single = data.get("conditions"), data.get("condition")
+    if listed and single:
+        raise FieldError("conditions", "give the list conditions or the single condition, not both")
+    field, wanted = ("conditions", list(listed)) if listed else ("condition", [single])
+    if wanted == [None] or wanted == [""]:
+        return [MAIN_CONDITION]
+    if not wanted:
+        raise FieldError("conditions", f"expected one or more of {conditions_text()}")
+    for condition in wanted:
+        try:
+            parse_condition(condition)
+        except ValueError as exc:
+            raise FieldError(field, str(exc)) from None
+    if len(set(wanted)) != len(wanted):
+        raise FieldError(field, "each condition at most once")
+    return [c for c in CONDITIONS if c in wanted]
+
+
+def hosted_runs_create(*, user: Any, data: dict[str, Any]) -> list[Run]:
+    """Create a hosted run per condition asked for (``hosted_conditions``) from validated form
+    or API data (see HostedEvaluationForm), all in one transaction: all of them or none.
 
     Raises FieldError, naming the field, for input the form cannot check alone: an entry name
-    that is not the user's, a run over the user's caps, a refused endpoint. Nothing is written
-    then.
+    that is not the user's, runs over the user's caps, a refused endpoint, an unknown
+    condition. Nothing is written then.
     """
     confirmed_email_required(user)
     try:
         agent = model_spec(data["provider"], data["model"])
     except AgentSpecError as exc:
         raise FieldError("model", str(exc)) from None
-    config = RunConfig(
-        agent=agent,
-        levels=tuple(sorted(data["levels"])),
-        scenes=data["scenes"],
-        base_url=data.get("base_url") or None,
-        condition=data.get("condition") or MAIN_CONDITION,
-        repeats=data.get("repeats") or 1,
-    )
+    conditions = hosted_conditions(data)
+    configs = [
+        RunConfig(
+            agent=agent,
+            levels=tuple(sorted(data["levels"])),
+            scenes=data["scenes"],
+            base_url=data.get("base_url") or None,
+            condition=condition,
+            repeats=data.get("repeats") or 1,
+        )
+        for condition in conditions
+    ]
     try:
-        episodes = len(select_scenes(config.scenes)) * len(config.levels) * config.repeats
+        per_run = len(select_scenes(configs[0].scenes)) * len(configs[0].levels)
     except KeyError as exc:
         raise FieldError("scenes", str(exc)) from None
+    episodes = per_run * configs[0].repeats * len(configs)
     visibility = Run.Visibility.PRIVATE if data.get("private") else Run.Visibility.PUBLIC
     with transaction.atomic():
         # One hosted submission at a time per user: the caps count what is committed.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-        _hosted_caps_check(user=user, episodes=episodes)
+        _hosted_caps_check(user=user, episodes=episodes, runs=len(configs))
         entry = _hosted_entry(user=user, data=data)
-        return run_create(
-            model_entry=entry,
-            config=config,
-            owner=user,
-            visibility=visibility,
-            api_key=data["api_key"],
-            price=data.get("price"),
-        )
+        return [
+            run_create(
+                model_entry=entry,
+                config=config,
+                owner=user,
+                visibility=visibility,
+                api_key=data["api_key"],
+                price=data.get("price"),
+            )
+            for config in configs
+        ]
+
+
+def hosted_run_create(*, user: Any, data: dict[str, Any]) -> Run:
+    """Create one hosted run (``hosted_runs_create`` with a single condition): the first of
+    the runs created."""
+    return hosted_runs_create(user=user, data=data)[0]

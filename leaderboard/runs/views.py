@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from evaluation.config import MAX_REPEATS, RunConfigError
 from evaluation.registry import PROVIDERS
-from evaluation.vocabulary import LEVEL_KEYS
+from evaluation.vocabulary import CONDITIONS, LEVEL_KEYS, MAIN_CONDITION, condition_label
 from leaderboard.boards.costs import run_cost
 from leaderboard.errors import FieldError
 from leaderboard.exports import csv_response
@@ -30,7 +30,7 @@ from leaderboard.runs.episodes import run_episode_cards, run_episode_list
 from leaderboard.runs.forms import HostedEvaluationForm, RerunErroredForm
 from leaderboard.runs.run_files import run_config_file, run_has_config
 from leaderboard.runs.selectors import (
-    hosted_run_estimate,
+    hosted_runs_estimate,
     run_avg_by_level,
     run_bundle,
     run_endpoint,
@@ -40,7 +40,7 @@ from leaderboard.runs.selectors import (
     run_manageable,
     run_progress,
 )
-from leaderboard.runs.services import hosted_run_create, run_cancel, run_errored_rerun
+from leaderboard.runs.services import hosted_runs_create, run_cancel, run_errored_rerun
 from leaderboard.throttles import throttled_post
 
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
@@ -212,22 +212,26 @@ def run_errors_csv(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 def _estimate(form: HostedEvaluationForm) -> dict[str, object] | None:
-    """Return the cost estimate for the form's levels and scenes (its defaults when unbound)."""
+    """Return the cost estimate for the form's levels, scenes, repeats and conditions (its
+    defaults when unbound): each condition's run and their total."""
     data = form.data if isinstance(form.data, QueryDict) else QueryDict()
     provider = data.get("provider") or "openai"
     chosen = data.getlist("levels") if "levels" in data else LEVEL_KEYS
     levels = sorted({int(v) for v in chosen if v in LEVEL_KEYS})
     scenes = data.get("scenes") or "all"
+    chosen_conditions = data.getlist("conditions") or data.getlist("condition")
+    conditions = [c for c in CONDITIONS if c in chosen_conditions] or [MAIN_CONDITION]
     if provider not in PROVIDERS or scenes not in dict(HostedEvaluationForm.SCENE_SETS):
         return None
-    estimate = hosted_run_estimate(
+    estimate = hosted_runs_estimate(
         provider=provider,
         model=(data.get("model") or "").strip(),
         levels=levels,
         scenes=scenes,
         repeats=_repeats(data.get("repeats")),
+        conditions=conditions,
     )
-    return {**estimate.as_dict(), "provider": provider}
+    return {**estimate, "provider": provider}
 
 
 def _repeats(value: str | None) -> int:
@@ -239,8 +243,8 @@ def _repeats(value: str | None) -> int:
 
 
 def evaluate_estimate_json(request: HttpRequest) -> JsonResponse:
-    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=&repeats=``: the page's live
-    estimate."""
+    """``/evaluate/estimate.json?provider=&model=&levels=&scenes=&repeats=&conditions=``: the
+    page's live estimate (``conditions`` repeated, one per condition)."""
     form = HostedEvaluationForm(request.GET)
     return JsonResponse(_estimate(form) or {"error": "unknown provider or scene set"})
 
@@ -258,15 +262,24 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
         form.is_valid()  # show the estimate for the choices made, and what is still missing
     elif request.method == "POST" and form.is_valid():
         try:
-            run = hosted_run_create(user=request.user, data=form.cleaned_data)
+            created = hosted_runs_create(user=request.user, data=form.cleaned_data)
         except FieldError as exc:
             message = refusal_text(exc.message) if exc.field == "base_url" else exc.message
-            form.add_error(exc.field if exc.field in form.fields else None, message)
+            field = "conditions" if exc.field == "condition" else exc.field
+            form.add_error(field if field in form.fields else None, message)
         else:
+            run, others = created[0], created[1:]
+            named = bool(others) or run.condition != MAIN_CONDITION
+            which = f" ({condition_label(run.condition).lower()})" if named else ""
+            also = "".join(
+                f"; run {other.pk} ({condition_label(other.condition).lower()}) is queued with "
+                "it, on its own page"
+                for other in others
+            )
             messages.success(
                 request,
-                f"Run {run.pk} is queued: this page follows it, and you may cancel it here. "
-                "Your API key is erased when it ends.",
+                f"Run {run.pk}{which} is queued: this page follows it, and you may cancel it "
+                f"here{also}. Your API key is erased when {'each run' if others else 'it'} ends.",
             )
             return redirect("leaderboard:run", run_id=run.pk)
         status = 400

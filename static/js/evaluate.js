@@ -1,10 +1,35 @@
-// The evaluate form: the cost estimate follows the provider, model, levels, scenes and repeats chosen.
+// The evaluate form: the cost estimate follows the provider, model, levels, scenes, repeats and
+// conditions chosen: each condition's run and their total.
 (function () {
   "use strict";
   var box = document.querySelector("aside.estimate[data-url]");
   var form = document.querySelector("form.hosted");
   if (!box || !form || !window.fetch || !window.URLSearchParams) { return; }
   var numbers = new Intl.NumberFormat("en-US");
+  function dollars(value, none) { return value === null ? none : "about $" + value.toFixed(2); }
+  function cell(tag, text, scope) {
+    var el = document.createElement(tag);
+    el.textContent = text;
+    if (scope) { el.scope = scope; } else { el.className = "num"; }
+    return el;
+  }
+  function showConditions(data) {
+    var wrap = box.querySelector('[data-part="conditions"]');
+    var subject = box.querySelector('[data-part="subject"]');
+    if (subject) { subject.textContent = "What " + (data.runs > 1 ? "these " + data.runs + " runs" : "this run") + " will cost"; }
+    if (!wrap || !data.conditions) { return; }
+    wrap.hidden = data.runs < 2;
+    var body = wrap.querySelector("tbody");
+    body.textContent = "";
+    data.conditions.forEach(function (c) {
+      var row = document.createElement("tr");
+      row.appendChild(cell("th", c.label, "row"));
+      row.appendChild(cell("td", numbers.format(c.episodes)));
+      row.appendChild(cell("td", "about " + numbers.format(c.requests)));
+      row.appendChild(cell("td", dollars(c.cost_usd, "no price")));
+      body.appendChild(row);
+    });
+  }
   function update() {
     var query = new URLSearchParams();
     ["provider", "model", "scenes", "repeats"].forEach(function (name) {
@@ -13,6 +38,7 @@
       else if (field && field.checked) { query.set(name, field.value); }
     });
     form.querySelectorAll('[name="levels"]:checked').forEach(function (box) { query.append("levels", box.value); });
+    form.querySelectorAll('[name="conditions"]:checked').forEach(function (box) { query.append("conditions", box.value); });
     fetch(box.dataset.url + "?" + query.toString(), { headers: { Accept: "application/json" } })
       .then(function (response) { return response.json(); })
       .then(function (data) {
@@ -20,11 +46,12 @@
         box.querySelectorAll("[data-field]").forEach(function (el) {
           var value = data[el.dataset.field];
           if (el.dataset.field === "cost_usd") {
-            el.textContent = value === null ? "no price configured for this model" : "about $" + value.toFixed(2);
+            el.textContent = dollars(value, "no price configured for this model");
           } else {
             el.textContent = typeof value === "number" && el.dataset.field !== "steps_per_episode" ? numbers.format(value) : value;
           }
         });
+        showConditions(data);
       })
       .catch(function () { /* the server-side figure stays */ });
   }

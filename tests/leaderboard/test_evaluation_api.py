@@ -80,12 +80,9 @@ def test_a_good_body_queues_a_run_and_links_to_its_page(
         response = post(client, body(levels=["3", 1]))
     assert response.status_code == 201, response.content
     run = Run.objects.get()
-    assert response.json() == {
-        "run": run.pk,
-        "status": "pending",
-        "episodes": 36,
-        "url": f"/runs/{run.pk}/",
-    }
+    queued = {"run": run.pk, "status": "pending", "episodes": 36, "url": f"/runs/{run.pk}/"}
+    # The one run at the top, as before several conditions, and in the list of runs queued.
+    assert response.json() == {**queued, "runs": [{**queued, "condition": "main"}]}
     assert run.spec["levels"] == [1, 3]
 
 
@@ -99,3 +96,75 @@ def test_the_models_facts_go_to_its_new_entry(
     entry = Run.objects.get().model_entry
     assert entry.release_date.isoformat() == "2024-05-13"
     assert (entry.reasoning, entry.licence, entry.scaffold) == ("off", "proprietary", "model")
+
+
+def test_several_conditions_queue_a_run_each_in_one_answer(
+    client, evaluator, settings, django_capture_on_commit_callbacks
+):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 3
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = post(client, body(conditions=["moved-mark", "main", "no-mirror"]))
+    assert response.status_code == 201, response.content
+    runs = list(Run.objects.order_by("pk"))
+    # One run per condition, main first, of the same entry, each with its own sealed key.
+    assert [(r.condition, r.config.condition) for r in runs] == [
+        ("main", "main"),
+        ("no-mirror", "no-mirror"),
+        ("moved-mark", "moved-mark"),
+    ]
+    assert len({r.model_entry_id for r in runs}) == 1
+    assert all(r.episodes_expected == 36 and hasattr(r, "secret") for r in runs)
+    assert len(queued) == 3  # each run's start, once the transaction commits
+    answer = response.json()
+    assert answer["run"] == runs[0].pk and answer["url"] == f"/runs/{runs[0].pk}/"
+    assert answer["runs"] == [
+        {
+            "run": r.pk,
+            "condition": r.condition,
+            "status": "pending",
+            "episodes": 36,
+            "url": f"/runs/{r.pk}/",
+        }
+        for r in runs
+    ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"conditions": ["main", "mirrorless"]}, "conditions"),
+        ({"conditions": ["main", "main"]}, "conditions"),
+        ({"conditions": []}, "conditions"),
+        ({"conditions": "main"}, "conditions"),
+        ({"conditions": ["main"], "condition": "no-mirror"}, "conditions"),
+        ({"condition": "mirrorless"}, "condition"),
+    ],
+)
+def test_one_bad_condition_names_the_field_and_changes_nothing(
+    client, evaluator, settings, changes, field
+):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 4
+    response = post(client, body(**changes))
+    assert response.status_code == 400, response.content
+    assert list(response.json()) == [field]
+    assert Run.objects.count() == 0
+
+
+def test_conditions_over_the_active_run_cap_are_refused_whole(client, evaluator, settings):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 2
+    response = post(client, body(conditions=["main", "no-mirror", "moved-mark"]))
+    assert response.status_code == 400
+    (message,) = response.json()["non_field_errors"]
+    assert "this submission adds 3 (one per condition)" in message
+    assert "fewer conditions" in message
+    assert Run.objects.count() == 0
+
+
+def test_the_schema_documents_the_conditions_and_the_queued_runs(client):
+    schema = client.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    request = next(c for name, c in components.items() if "conditions" in c.get("properties", {}))
+    assert request["properties"]["conditions"]["type"] == "array"
+    assert "condition" in request["properties"]
+    queued = components["QueuedRun"]["properties"]
+    assert set(queued) == {"run", "condition", "status", "episodes", "url"}

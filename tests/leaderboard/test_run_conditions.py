@@ -107,8 +107,9 @@ def _evaluate(client, **changes):
 
 
 def test_a_hosted_run_takes_its_condition_from_the_api_and_the_form(
-    client, evaluator, django_capture_on_commit_callbacks
+    client, evaluator, settings, django_capture_on_commit_callbacks
 ):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 3
     with django_capture_on_commit_callbacks(execute=False):
         assert _evaluate(client, condition="no-mirror").status_code == 201
         assert _evaluate(client).status_code == 201
@@ -117,7 +118,12 @@ def test_a_hosted_run_takes_its_condition_from_the_api_and_the_form(
     assert (main.condition, main.config.condition) == ("main", "main")
     assert client.get(f"/api/runs/{control.pk}/").json()["condition"] == "no-mirror"
     page = client.get("/evaluate/").content.decode()
-    assert 'name="condition"' in page and "Moved mark" in page
+    assert 'name="conditions"' in page and "Moved mark" in page
+    # A form from before several conditions sends one ``condition``: the same run.
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/evaluate/", _form(condition="mark-unseen"))
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    assert Run.objects.order_by("-pk")[0].condition == "mark-unseen"
 
 
 def test_an_unknown_condition_is_a_400_naming_the_field(client, evaluator):
@@ -176,3 +182,89 @@ def test_a_control_runs_episode_cards_show_its_own_final_views(client, chest_bun
     shown = set(re.findall(r"/frames/([0-9a-f]{40})", page))
     # Every card's thumbnail is a registered frame of the run's condition.
     assert shown and shown <= registered
+
+
+def _form(**changes):
+    data = {
+        "provider": "openai",
+        "model": "gpt-4o",
+        "kind": "proprietary",
+        "api_key": "sk-test",
+        "levels": ["0"],
+        "scenes": "robot",
+        **changes,
+    }
+    return data
+
+
+def test_the_form_starts_a_run_per_condition_chosen(
+    client, evaluator, settings, django_capture_on_commit_callbacks
+):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 3
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post("/evaluate/", _form(conditions=["moved-mark", "main"]))
+    main, moved = Run.objects.order_by("pk")
+    assert (main.condition, moved.condition) == ("main", "moved-mark")
+    assert len(queued) == 2
+    # The main run's page follows, and says the other run was queued with it.
+    assert response.status_code == 302 and response["Location"] == f"/runs/{main.pk}/"
+    page = client.get(response["Location"]).content.decode()
+    assert f"Run {main.pk} (main) is queued" in page
+    assert f"run {moved.pk} (moved mark) is queued with it" in page
+
+
+def test_one_bad_condition_on_the_form_changes_nothing(client, evaluator, settings):
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 3
+    response = client.post("/evaluate/", _form(conditions=["main", "mirrorless"]))
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "mirrorless is not one of the available choices" in page
+    assert re.search(r'<fieldset class="field choices has-error">\s*<legend>Conditions', page)
+    assert not Run.objects.exists()
+
+
+def test_a_run_that_cannot_start_takes_the_others_back(
+    client, evaluator, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """All or nothing: the second condition's run fails after the first was written."""
+    from leaderboard.errors import FieldError
+    from leaderboard.runs import services
+
+    settings.MIRRORBENCH_MAX_ACTIVE_RUNS = 3
+    real = services.run_create
+
+    def second_fails(**kwargs):
+        if Run.objects.exists():  # the first run is written: fail as a refused endpoint does
+            raise FieldError("base_url", "refused for this test")
+        return real(**kwargs)
+
+    monkeypatch.setattr(services, "run_create", second_fails)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = _evaluate(client, conditions=["main", "no-mirror"])
+    assert response.status_code == 400 and list(response.json()) == ["base_url"]
+    assert not Run.objects.exists() and not Episode.objects.exists()
+    assert not ModelEntry.objects.filter(name="gpt-4o").exists()
+    assert queued == []
+
+
+def test_the_estimate_gives_each_conditions_cost_and_the_total(client, evaluator, settings):
+    settings.MIRRORBENCH_PRICES = {"openai:gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10}}
+    query = "/evaluate/estimate.json?provider=openai&model=gpt-4o&scenes=robot&levels=0"
+    one = client.get(query).json()
+    three = client.get(
+        query + "&conditions=main&conditions=no-mirror&conditions=moved-mark"
+    ).json()
+    assert (one["runs"], three["runs"]) == (1, 3)
+    assert [c["name"] for c in three["conditions"]] == ["main", "no-mirror", "moved-mark"]
+    for key in ("episodes", "requests", "input_tokens", "output_tokens"):
+        assert three[key] == 3 * one[key]
+        assert all(c[key] == one[key] for c in three["conditions"])
+    assert one["cost_usd"] > 0 and three["cost_usd"] == pytest.approx(3 * one["cost_usd"])
+    # The form's estimate, for the conditions chosen: each one's row and the total.
+    page = client.post(
+        "/evaluate/", _form(model="gpt-4o", conditions=["main", "no-mirror"], estimate="1")
+    ).content.decode()
+    assert "What these 2 runs will cost" in page
+    rows = re.findall(r'<tr><th scope="row">([^<]+)</th><td class="num">([\d,]+)</td>', page)
+    assert rows == [("Main", str(one["episodes"])), ("No mirror", str(one["episodes"]))]
+    assert f'<dd data-field="episodes">{2 * one["episodes"]}</dd>' in page
