@@ -32,6 +32,7 @@ urlpatterns = [
         boards.model_eval_results_yaml,
         name="model-eval-results",
     ),
+    path("models/<slug:slug>/model-index.yaml", boards.model_index_yaml, name="model-index"),
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/progress.json", runs.run_progress_json, name="run-progress"),
     path("runs/<int:run_id>/cancel/", runs.run_cancel_view, name="run-cancel"),

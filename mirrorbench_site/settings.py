@@ -408,6 +408,9 @@ MIRRORBENCH_PRICES = envjson("MIRRORBENCH_PRICES", {})
 MIRRORBENCH_MAX_ERRORED_SHARE = envfloat(
     "MIRRORBENCH_MAX_ERRORED_SHARE", ERRORED_SHARE_LIMIT, minimum=0.0, maximum=1.0
 )
+# The Hugging Face benchmark dataset that /models/<slug>/eval_results.yaml files name (a Hub
+# dataset id, registered there as a benchmark): the paper's reference repository by default.
+MIRRORBENCH_HUB_DATASET = envstr("MIRRORBENCH_HUB_DATASET", "fflahm/MirrorBench")
 # Run as root, the Celery worker and beat switch to this user (default: the data directory's
 # owner, when that is not root), as Celery asks.
 MIRRORBENCH_WORKER_USER = envstr("MIRRORBENCH_WORKER_USER", "")

@@ -2,8 +2,10 @@
 
 A badge shows one score of a model's run on the current board with its 95% interval, never a
 rank: a rank without its interval misleads. ``/models/<slug>/eval_results.yaml`` gives the
-same run's tables in the ``model-index`` form Hugging Face model cards read, each result with
-the run page as its source.
+same run's tables as a Hugging Face model repository's ``.eval_results/`` file (one AVG per
+table and track, the run page as the source, the interval in its notes), and
+``/models/<slug>/model-index.yaml`` in the older ``model-index`` form of a model card's
+metadata (every metric of every run on the board).
 """
 
 from __future__ import annotations
@@ -209,6 +211,66 @@ def model_eval_results(
     return {"model-index": [{"name": entry.name, "results": results}]}
 
 
+def _hub_task(table: str, track: str) -> str:
+    """The task of a Hub result: ``overall``, ``level-2``, ``overall-robot``..."""
+    config = _TABLE_CONFIGS[table]
+    return config if track == OVERALL else f"{config}-{track}"
+
+
+def _hub_notes(table: str, track: str, row: RunScore, version: str) -> str:
+    interval = (row.ci or {}).get("avg")
+    spread = (
+        f"; 95% bootstrap interval over scenes {float(interval[0]):.3f}-{float(interval[1]):.3f}"
+        if interval
+        else "; no interval (the paper's reported numbers)"
+    )
+    return (
+        f"MirrorBench {version}, {table_label(table)}, {track_label(track)}: AVG, the mean of "
+        f"TSR, SIR, FCR and PCR, from 0 to 1{spread}"
+    )
+
+
+def model_hub_eval_results(
+    *,
+    entry: ModelEntry,
+    absolute: Callable[[str], str],
+    dataset: str,
+    version: str = BENCHMARK_VERSION,
+) -> list[dict[str, Any]]:
+    """Return the entry's results as a Hugging Face ``.eval_results/*.yaml`` file: for every
+    table's pooled cell and the overall table's tracks, the AVG of the entry's run on the board
+    (``_board_runs``' first with that cell, as its badge shows), under the Hub benchmark
+    ``dataset``, dated when the run finished, with its run page as the source."""
+    cells: Sequence[tuple[str, str]] = [
+        *((table, OVERALL) for table in (OVERALL, *LEVEL_KEYS)),
+        *((OVERALL, track) for track in TRACK_KEYS),
+    ]
+    runs = _board_runs(entry, version)
+    scores = {
+        (row.run_id, row.table, row.track): row for row in RunScore.objects.filter(run__in=runs)
+    }
+    results: list[dict[str, Any]] = []
+    for table, track in cells:
+        for run in runs:
+            row = scores.get((run.pk, table, track))
+            if row is None:
+                continue
+            result: dict[str, Any] = {
+                "dataset": {"id": dataset, "task_id": _hub_task(table, track)},
+                "value": published_float(float(row.avg)),
+            }
+            if run.finished is not None:
+                result["date"] = run.finished.date().isoformat()
+            result["source"] = {
+                "url": absolute(reverse("leaderboard:run", args=[run.pk])),
+                "name": f"MirrorBench leaderboard, run {run.pk} ({run.get_source_display()})",
+            }
+            result["notes"] = _hub_notes(table, track, row, version)
+            results.append(result)
+            break
+    return results
+
+
 def model_share(*, entry: ModelEntry, absolute: Callable[[str], str]) -> dict[str, str]:
     """Return what a model page offers to paste elsewhere: its badge's Markdown and the
     address of its model-card results."""
@@ -219,4 +281,5 @@ def model_share(*, entry: ModelEntry, absolute: Callable[[str], str]) -> dict[st
         "badge_url": f"{badge}?metric={DEFAULT_METRIC}",
         "badge_markdown": f"[![{label}]({badge}?metric={DEFAULT_METRIC})]({page})",
         "eval_results_url": absolute(reverse("leaderboard:model-eval-results", args=[entry.slug])),
+        "model_index_url": absolute(reverse("leaderboard:model-index", args=[entry.slug])),
     }

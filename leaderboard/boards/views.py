@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import yaml
+from django.conf import settings
 from django.http import (
     Http404,
     HttpRequest,
@@ -38,6 +39,7 @@ from leaderboard.boards.badges import (
     UnknownMetric,
     model_badge,
     model_eval_results,
+    model_hub_eval_results,
     model_share,
 )
 from leaderboard.boards.costs import price_table, run_cost
@@ -379,9 +381,24 @@ def model_badge_svg(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def model_eval_results_yaml(request: HttpRequest, slug: str) -> HttpResponse:
-    """``/models/<slug>/eval_results.yaml``: the model's results as a model card's
-    ``model-index`` (Hugging Face), each with its run page as the source."""
+    """``/models/<slug>/eval_results.yaml``: the model's results as a file of a Hugging Face
+    model repository's ``.eval_results/`` folder, each with its run page as the source."""
     entry = _public_entry(slug)
-    results = model_eval_results(entry=entry, absolute=request.build_absolute_uri)
-    text = yaml.safe_dump(results, sort_keys=False, allow_unicode=True)
+    results = model_hub_eval_results(
+        entry=entry,
+        absolute=request.build_absolute_uri,
+        dataset=settings.MIRRORBENCH_HUB_DATASET,
+    )
+    return _yaml_response(results)
+
+
+def model_index_yaml(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/models/<slug>/model-index.yaml``: the model's results as a model card's
+    ``model-index`` metadata (Hugging Face), each with its run page as the source."""
+    entry = _public_entry(slug)
+    return _yaml_response(model_eval_results(entry=entry, absolute=request.build_absolute_uri))
+
+
+def _yaml_response(document: object) -> HttpResponse:
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
     return HttpResponse(text, content_type="application/yaml; charset=utf-8")

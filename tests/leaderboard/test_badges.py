@@ -1,4 +1,5 @@
-"""A model's badge (``/models/<slug>/badge.svg``) and model-card results (``eval_results.yaml``)."""
+"""A model's badge (``/models/<slug>/badge.svg``) and its results for Hugging Face
+(``eval_results.yaml``, an ``.eval_results/`` file; ``model-index.yaml``, a model card's)."""
 
 from __future__ import annotations
 
@@ -76,10 +77,40 @@ def test_a_model_without_a_public_run_has_no_badge_and_no_results(client, random
     client.force_login(alice)  # even its owner: the badge is public
     assert client.get(f"/models/{slug}/badge.svg").status_code == 404
     assert client.get(f"/models/{slug}/eval_results.yaml").status_code == 404
+    assert client.get(f"/models/{slug}/model-index.yaml").status_code == 404
+
+
+def test_the_hub_results_give_each_tables_avg_under_the_benchmark_with_its_source(
+    client, random_run, settings
+):
+    settings.MIRRORBENCH_HUB_DATASET = "someone/mirrorbench"
+    response = client.get(f"/models/{random_run.model_entry.slug}/eval_results.yaml")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/yaml")
+    results = yaml.safe_load(response.content)
+    # Every table's pooled cell, then the overall table's tracks (a robot-only run: no human).
+    assert [r["dataset"] for r in results] == [
+        {"id": "someone/mirrorbench", "task_id": task}
+        for task in ("overall", "level-0", "level-1", "level-2", "level-3", "overall-robot")
+    ]
+    run = Run.objects.get(pk=random_run.pk)
+    row = RunScore.objects.get(run=random_run, table=OVERALL, track=OVERALL)
+    first = results[0]
+    assert first["value"] == published_float(row.avg)
+    assert first["date"] == run.finished.date().isoformat()
+    assert first["source"] == {
+        "url": f"http://testserver/runs/{random_run.pk}/",
+        "name": f"MirrorBench leaderboard, run {random_run.pk} ({run.get_source_display()})",
+    }
+    low, high = row.ci["avg"]
+    assert f"interval over scenes {low:.3f}-{high:.3f}" in first["notes"]
+    assert "AVG, the mean of TSR, SIR, FCR and PCR" in first["notes"]
+    robot = RunScore.objects.get(run=random_run, table=OVERALL, track="robot")
+    assert results[-1]["value"] == published_float(robot.avg)
 
 
 def test_the_model_card_results_name_task_dataset_metrics_and_source(client, random_run):
-    response = client.get(f"/models/{random_run.model_entry.slug}/eval_results.yaml")
+    response = client.get(f"/models/{random_run.model_entry.slug}/model-index.yaml")
     assert response.status_code == 200
     document = yaml.safe_load(response.content)
     (entry,) = document["model-index"]
@@ -110,3 +141,4 @@ def test_the_model_page_offers_the_badge_markdown_and_the_results(client, random
     badge = f"http://testserver/models/{slug}/badge.svg?metric=overall_avg"
     assert f"[![MirrorBench Overall AVG]({badge})](http://testserver/models/{slug}/)" in page
     assert f'href="http://testserver/models/{slug}/eval_results.yaml"' in page
+    assert f'href="http://testserver/models/{slug}/model-index.yaml"' in page

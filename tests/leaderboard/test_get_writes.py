@@ -65,6 +65,7 @@ def test_no_get_writes_to_the_database(client, alice, run):
         f"/runs/{run.pk}/eee-instances.jsonl",
         f"/models/{run.model_entry.slug}/badge.svg",
         f"/models/{run.model_entry.slug}/eval_results.yaml",
+        f"/models/{run.model_entry.slug}/model-index.yaml",
         f"/runs/{run.pk}/behaviour.csv",
         f"/episodes/{episode.pk}/",
         f"/episodes/{episode.pk}/?step=1",
