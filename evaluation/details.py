@@ -288,7 +288,9 @@ def _sum(values: Sequence[Any]) -> Any:
     return math.fsum(known)
 
 
-def _time(text: Any) -> datetime | None:
+def aware_time(text: Any) -> datetime | None:
+    """Return a bundle's ISO 8601 time with its offset as a datetime; None for anything else
+    (missing, not text, unreadable, or without an offset)."""
     if not isinstance(text, str):
         return None
     try:
@@ -334,8 +336,8 @@ def _episode_row(record: Mapping[str, Any], extra: EpisodeExtras, condition: str
         "cached_steps": sum(1 for s in steps if s.get("cached")),
         "latency_s": _sum([s.get("latency_s") for s in steps]),
         "cost_usd": extra.cost_usd,
-        "started": _time(record.get("started")),
-        "finished": _time(record.get("finished")),
+        "started": aware_time(record.get("started")),
+        "finished": aware_time(record.get("finished")),
         "episode_url": extra.url,
     }
 

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evaluation.details import Details
+from evaluation.details import Details, aware_time
 from evaluation.metrics import (
     D_TH,
     EpisodeResult,
@@ -423,19 +423,10 @@ def bundle_source(header: Mapping[str, Any]) -> Source:
 def bundle_time(header: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]]) -> datetime:
     """Return the moment a bundle's record is dated by: its last episode's end, else the
     header's ``created``; the epoch when neither reads as a time."""
-    moments = [_time(e.get("finished")) for e in episodes] + [_time(header.get("created"))]
+    moments = [aware_time(e.get("finished")) for e in episodes]
+    moments.append(aware_time(header.get("created")))
     known = [m for m in moments if m is not None]
     return max(known) if known else datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _time(text: Any) -> datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
 
 
 def _iso(moment: datetime) -> str:
