@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluation.vocabulary import MAIN_CONDITION
+
 TIMEOUT_S = 300.0
 """Uploading and verifying a large bundle takes a while on a busy server."""
 
@@ -159,14 +161,20 @@ def submit_bundle(
     if status in (200, 201) and isinstance(answer, dict):
         again = " (you had uploaded this exact bundle before)" if answer.get("duplicate") else ""
         partial = " (partial)" if answer.get("partial") else ""
-        return SubmitResult(
-            True,
-            [
-                f"verified: {answer.get('episodes')} episodes{partial}{again}",
-                f"submission {answer.get('id')}: {answer.get('url')}",
-                "it is private until you publish it from that page and a moderator approves it",
-            ],
-        )
+        condition = answer.get("condition")
+        control = isinstance(condition, str) and condition != MAIN_CONDITION
+        under = f" under the control condition {condition}" if control else ""
+        lines = [
+            f"verified: {answer.get('episodes')} episodes{under}{partial}{again}",
+            f"submission {answer.get('id')}: {answer.get('url')}",
+            "it is private until you publish it from that page and a moderator approves it",
+        ]
+        if control:
+            lines.append(
+                "a control run is never ranked in the main tables: it shows beside the model's "
+                "main run, on its page and the mirror-use view"
+            )
+        return SubmitResult(True, lines)
     return SubmitResult(False, [f"rejected (HTTP {status}):", *_reasons(answer)])
 
 

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.registry import PROVIDERS
+from evaluation.vocabulary import CONDITION_CHOICES
 from leaderboard.boards.apis import model_facts_serializer_fields
 from leaderboard.errors import FieldError
 from leaderboard.models import Submission
@@ -34,6 +35,14 @@ class SubmissionSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="The submission's page on the site.")
     run = serializers.IntegerField(source="run_id", allow_null=True)
     review = serializers.ChoiceField(choices=Submission.Review.choices)
+    condition = serializers.ChoiceField(
+        source="run.condition",
+        choices=list(CONDITION_CHOICES),
+        read_only=True,
+        allow_null=True,
+        help_text="The condition the bundle's header names: main (the paper's protocol) or a "
+        "control, whose run is never ranked in the main tables.",
+    )
 
     def get_url(self, submission: Submission) -> str:
         path = reverse("leaderboard:submission", kwargs={"submission_id": submission.pk})
@@ -55,6 +64,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "review",
             "review_note",
             "run",
+            "condition",
             "sha256",
             "bundle_bytes",
             "report",

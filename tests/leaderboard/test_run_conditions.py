@@ -251,9 +251,7 @@ def test_the_estimate_gives_each_conditions_cost_and_the_total(client, evaluator
     settings.MIRRORBENCH_PRICES = {"openai:gpt-4o": {"input_per_mtok": 2.5, "output_per_mtok": 10}}
     query = "/evaluate/estimate.json?provider=openai&model=gpt-4o&scenes=robot&levels=0"
     one = client.get(query).json()
-    three = client.get(
-        query + "&conditions=main&conditions=no-mirror&conditions=moved-mark"
-    ).json()
+    three = client.get(query + "&conditions=main&conditions=no-mirror&conditions=moved-mark").json()
     assert (one["runs"], three["runs"]) == (1, 3)
     assert [c["name"] for c in three["conditions"]] == ["main", "no-mirror", "moved-mark"]
     for key in ("episodes", "requests", "input_tokens", "output_tokens"):
@@ -268,3 +266,39 @@ def test_the_estimate_gives_each_conditions_cost_and_the_total(client, evaluator
     rows = re.findall(r'<tr><th scope="row">([^<]+)</th><td class="num">([\d,]+)</td>', page)
     assert rows == [("Main", str(one["episodes"])), ("No mirror", str(one["episodes"]))]
     assert f'<dd data-field="episodes">{2 * one["episodes"]}</dd>' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_mirrorbench_submit_uploads_a_control_bundle_as_a_control_run(
+    live_server, tmp_path, alice, capsys, settings, monkeypatch
+):
+    """End to end on a live server on loopback: `mirrorbench run --condition moved-mark`, then
+    `mirrorbench submit`: the header's condition makes a control run, never listed."""
+    from evaluation.cli import main
+    from leaderboard.models import Submission
+    from leaderboard.submissions.tokens import api_token_create
+
+    monkeypatch.delenv("MIRRORBENCH_TOKEN", raising=False)
+    settings.MEDIA_ROOT = tmp_path / "media"
+    bundle = tmp_path / "moved.jsonl"
+    argv = ["run", "--agent", "chest", "--scenes", "robot", "--levels", "1"]
+    assert main([*argv, "--condition", "moved-mark", "--out", str(bundle)]) == 0
+    assert read_bundle(bundle).header["condition"] == "moved-mark"
+    key = api_token_create(user=alice, name="cli").key
+    argv = ["submit", str(bundle), "--url", live_server.url, "--model", "Chest Upload"]
+    assert main([*argv, "--kind", "open-weights", "--token", key]) == 0
+    out = capsys.readouterr().out
+    assert "verified: 18 episodes under the control condition moved-mark" in out
+    assert "never ranked in the main tables" in out
+    submission = Submission.objects.select_related("run").get()
+    assert (submission.run.condition, submission.run.listed) == ("moved-mark", False)
+    assert submission.run.metadata["condition"] == "moved-mark"  # the header, kept
+    # The API and the submission's page say so too.
+    from django.test import Client
+
+    owner = Client()
+    owner.force_login(alice)
+    assert owner.get(f"/api/submissions/{submission.pk}/").json()["condition"] == "moved-mark"
+    page = owner.get(f"/submissions/{submission.pk}/").content.decode()
+    assert "Moved mark (<code>moved-mark</code>): a" in page
+    assert "make this control run public" in page
