@@ -124,3 +124,81 @@ def test_a_mesh_another_thread_is_simplifying_is_left_to_the_end(tmp_path, monke
     assert len(order) == 2  # each mesh once: the first was read from the cache after all
     model = both.compile()
     assert model.nmesh == 2 and model.mesh_vertnum.tolist() == [4, 4]
+
+
+def box(low: tuple[float, float, float], high: tuple[float, float, float], n: int):
+    """A closed box, each side an n x n grid of triangle pairs wound to face outwards, the
+    sides sharing the vertices of their edges."""
+    low_a, high_a = np.array(low, dtype=float), np.array(high, dtype=float)
+    vertices: list[np.ndarray] = []
+    faces: list[tuple[int, int, int]] = []
+    t = np.linspace(0.0, 1.0, n + 1)
+    for axis in range(3):
+        u, v = (axis + 1) % 3, (axis + 2) % 3
+        for outward, level in ((-1, low_a[axis]), (1, high_a[axis])):
+            start = len(vertices)
+            for i in range(n + 1):
+                for j in range(n + 1):
+                    point = np.empty(3)
+                    point[axis] = level
+                    point[u] = low_a[u] + t[i] * (high_a[u] - low_a[u])
+                    point[v] = low_a[v] + t[j] * (high_a[v] - low_a[v])
+                    vertices.append(point)
+            for i in range(n):
+                for j in range(n):
+                    a, b = start + i * (n + 1) + j, start + (i + 1) * (n + 1) + j
+                    quad = [(a, b, b + 1), (a, b + 1, a + 1)]  # normal +axis
+                    faces += quad if outward > 0 else [(x, z, y) for x, y, z in quad]
+    # One vertex for the sides that meet at an edge or a corner, as in a real model.
+    merged, index = np.unique(np.round(vertices, 9), axis=0, return_inverse=True)
+    return merged, index.reshape(-1)[np.array(faces)]
+
+
+def areas_by_direction(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """The area of the triangles facing +x, -x, +y, -y, +z, -z (by their normal's main axis)."""
+    normals = meshes.face_normals(vertices, faces)
+    axis = np.argmax(np.abs(normals), axis=1)
+    side = 2 * axis + (normals[np.arange(len(normals)), axis] < 0)
+    return np.bincount(side, np.linalg.norm(normals, axis=1) / 2, minlength=6)
+
+
+def volume(vertices: np.ndarray, faces: np.ndarray) -> float:
+    a, b, c = (vertices[faces[:, i]] for i in range(3))
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6)
+
+
+def test_the_box_helper_is_closed_and_faces_outwards():
+    vertices, faces = box((0, 0, 0), (1, 2, 3), 4)
+    assert volume(vertices, faces) == pytest.approx(6.0)
+    assert areas_by_direction(vertices, faces) == pytest.approx([6, 6, 3, 3, 2, 2])
+
+
+def test_both_faces_of_a_wall_thinner_than_a_cell_stay_facing_out():
+    # GR1_T2's torso and head are shells a few millimetres thick: merging the two faces of
+    # such a wall kept one triangle of each coincident pair, its front or its back at random,
+    # which drew the holes and dark triangles at the robot's neck and shoulders.
+    vertices, faces = box((0, 0, 0), (1, 1, 0.004), 20)
+    v, f = cluster_vertices(vertices, faces, cell=0.05)
+    up, down = areas_by_direction(v, f)[4:]
+    assert up == pytest.approx(1.0, rel=0.05)
+    assert down == pytest.approx(1.0, rel=0.05)
+    assert volume(v, f) == pytest.approx(0.004, rel=0.05)
+
+
+def test_clusters_keep_a_box_corners_and_edges_where_they_were():
+    # The mean of a cluster's vertices would move the corners in by up to half a cell.
+    vertices, faces = box((-0.05, -0.05, -0.05), (0.05, 0.05, 0.05), 12)
+    v, f = cluster_vertices(vertices, faces, cell=0.03)
+    assert len(f) < len(faces) / 2
+    assert np.allclose(v.min(axis=0), -0.05, atol=1e-9)
+    assert np.allclose(v.max(axis=0), 0.05, atol=1e-9)
+    assert volume(v, f) == pytest.approx(0.001, rel=0.02)
+
+
+def test_no_simplified_triangle_turns_over():
+    vertices, faces = sphere(120)  # wound to face the centre
+    v, f = simplify(vertices, faces, max_faces=800)
+    assert 300 < len(f) <= 800
+    normals = meshes.face_normals(v, f)
+    assert np.all(np.einsum("ij,ij->i", normals, v[f].mean(axis=1)) < 0)
+    assert np.all(np.linalg.norm(normals, axis=1) > 0)
