@@ -105,7 +105,8 @@ class ModelMirrorUse:
     process: list[tuple[Run, list[dict[str, Any]]]]
     """Each of ``runs`` with its process metrics as ``process_table_rows`` gives them."""
     controls: list[Run]
-    """Every public control run of the model, newest first (unfinished ones too)."""
+    """Every public control run of the model, by condition, newest first (unfinished ones
+    too)."""
 
     @property
     def tables(self) -> list[dict[str, Any]]:
@@ -130,7 +131,8 @@ def model_mirror_use(*, runs: Iterable[Run], version: str = BENCHMARK_VERSION) -
     """
     runs = list(runs)
     controls = sorted(
-        (r for r in runs if r.condition != MAIN_CONDITION), key=lambda r: r.pk, reverse=True
+        (r for r in runs if r.condition != MAIN_CONDITION),
+        key=lambda r: (CONDITIONS.index(r.condition), -r.pk),
     )
     counted = [
         r

@@ -25,8 +25,7 @@
       var row = document.createElement("tr");
       row.appendChild(cell("th", c.label, "row"));
       row.appendChild(cell("td", numbers.format(c.episodes)));
-      row.appendChild(cell("td", "about " + numbers.format(c.requests)));
-      row.appendChild(cell("td", dollars(c.cost_usd, "no price")));
+      row.appendChild(cell("td", c.cost_usd === null ? "no price" : "$" + c.cost_usd.toFixed(2)));
       body.appendChild(row);
     });
   }

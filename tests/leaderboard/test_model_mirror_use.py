@@ -82,7 +82,7 @@ def test_the_page_sets_the_control_runs_beside_the_main_run(client, chest_runs):
     use = mirror_use_rows()[0].use["tables"]["overall"]["tsr"]["differences"]["moved-mark"]
     assert use["ci"] == [1.0, 1.0]
     assert "[1.000, 1.000]" in page
-    assert "18 scenes all of them played" in page
+    assert "main minus each control with its 95% interval (18 scenes)" in page
 
 
 def test_the_process_metrics_show_per_level_and_track_with_their_method(client, chest_runs):
