@@ -45,6 +45,18 @@ urlpatterns = [
     path("runs/<int:run_id>/process.csv", mirror_use.run_process_csv, name="run-process"),
     path("runs/<int:run_id>/bundle.jsonl", runs.run_bundle_download, name="run-bundle"),
     path("runs/<int:run_id>/details.zip", runs.run_details_download, name="run-details"),
+    path(
+        "runs/<int:run_id>/details.parquet",
+        runs.run_details_parquet,
+        {"table": "episodes"},
+        name="run-details-episodes",
+    ),
+    path(
+        "runs/<int:run_id>/steps.parquet",
+        runs.run_details_parquet,
+        {"table": "steps"},
+        name="run-details-steps",
+    ),
     path("runs/<int:run_id>/run.toml", runs.run_config_download, name="run-config"),
     path("runs/<int:run_id>/eee.json", runs.run_eee_download, name="run-eee"),
     path(

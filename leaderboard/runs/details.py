@@ -57,6 +57,19 @@ def run_details_zip(*, run: Run, user: Any, absolute: Callable[[str], str]) -> b
     return buffer.getvalue()
 
 
+DETAILS_TABLES = ("episodes", "steps")
+"""The tables of a run's details, each also served alone as parquet."""
+
+
+def run_details_table(*, run: Run, user: Any, absolute: Callable[[str], str], table: str) -> bytes:
+    """Return one table of ``run``'s details (``episodes`` or ``steps``) as parquet: the same
+    bytes as that file of ``run_details_zip``."""
+    if table not in DETAILS_TABLES:
+        raise ValueError(f"table: expected one of {', '.join(DETAILS_TABLES)}, got {table!r}")
+    tables = run_details(run=run, header=run_header_for(run=run, user=user), absolute=absolute)
+    return parquet_bytes(tables.episodes if table == "episodes" else tables.steps)
+
+
 def run_header_for(*, run: Run, user: Any) -> dict[str, Any]:
     """Return ``run``'s bundle header with its endpoint as ``user`` may see it."""
     return header_for(run_header(run=run), run=run, user=user)

@@ -23,7 +23,7 @@ from leaderboard.exports import csv_response
 from leaderboard.models import Run
 from leaderboard.replays.selectors import run_behaviour_rows
 from leaderboard.replays.views import CONFUSION_TEXT
-from leaderboard.runs.details import run_details_zip
+from leaderboard.runs.details import run_details_table, run_details_zip
 from leaderboard.runs.eee import run_eee
 from leaderboard.runs.endpoints import refusal_text
 from leaderboard.runs.episodes import run_episode_cards, run_episode_list
@@ -327,6 +327,24 @@ def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
     data = run_details_zip(run=run, user=request.user, absolute=request.build_absolute_uri)
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}-details.zip"'
+    return response
+
+
+def run_details_parquet(request: HttpRequest, run_id: int, table: str) -> HttpResponse:
+    """``/runs/<id>/details.parquet`` (episodes) and ``/runs/<id>/steps.parquet``: one table
+    of the run's details, as in ``details.zip``, for tools that read a parquet address."""
+    try:
+        run = run_for(run_id=run_id, user=request.user)
+    except Run.DoesNotExist:
+        raise Http404(f"no run {run_id} that you may see") from None
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
+    data = run_details_table(
+        run=run, user=request.user, absolute=request.build_absolute_uri, table=table
+    )
+    response = HttpResponse(data, content_type="application/vnd.apache.parquet")
+    name = f"mirrorbench-run-{run.pk}-{table}.parquet"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

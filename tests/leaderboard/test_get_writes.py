@@ -60,6 +60,8 @@ def test_no_get_writes_to_the_database(client, alice, run):
         f"/runs/{run.pk}/progress.json",
         f"/runs/{run.pk}/bundle.jsonl",
         f"/runs/{run.pk}/details.zip",
+        f"/runs/{run.pk}/details.parquet",
+        f"/runs/{run.pk}/steps.parquet",
         f"/runs/{run.pk}/run.toml",
         f"/runs/{run.pk}/eee.json",
         f"/runs/{run.pk}/eee-instances.jsonl",

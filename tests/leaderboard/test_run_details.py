@@ -1,4 +1,5 @@
-"""A run's details as parquet on the site: ``/runs/<id>/details.zip``."""
+"""A run's details as parquet on the site: ``/runs/<id>/details.zip``, and each of its tables
+alone (``details.parquet``, ``steps.parquet``)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,21 @@ def test_only_who_may_see_a_run_gets_its_details(client, random_run, alice, bob)
         assert client.get(f"/runs/{random_run.pk}/details.zip").status_code == 200
     finally:
         Run.objects.filter(pk=random_run.pk).update(visibility=Run.Visibility.PUBLIC, owner=None)
+
+
+def test_each_table_is_also_served_alone_as_the_same_parquet(client, random_run, alice):
+    files = _files(client.get(f"/runs/{random_run.pk}/details.zip"))
+    page = client.get(f"/runs/{random_run.pk}/").content.decode()
+    for path, name in (("details.parquet", "episodes"), ("steps.parquet", "steps")):
+        assert f'href="/runs/{random_run.pk}/{path}"' in page
+        response = client.get(f"/runs/{random_run.pk}/{path}")
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/vnd.apache.parquet"
+        assert f"mirrorbench-run-{random_run.pk}-{name}.parquet" in response["Content-Disposition"]
+        assert response.content == files[f"{name}.parquet"]
+    # A private run's tables are its owner's alone; no run, no table.
+    Run.objects.filter(pk=random_run.pk).update(visibility=Run.Visibility.PRIVATE, owner=alice)
+    assert client.get(f"/runs/{random_run.pk}/details.parquet").status_code == 404
+    client.force_login(alice)
+    assert client.get(f"/runs/{random_run.pk}/steps.parquet").status_code == 200
+    assert client.get("/runs/999999/details.parquet").status_code == 404
