@@ -70,9 +70,12 @@ QUERIES: list[tuple[str, dict[str, object]]] = [
     ("hand", {"condition": "no-mirror"}),
     ("hand", {"model": "model-7", "outcome": "success"}),
     ("hand", {**EVERY_FILTER, "condition": "main"}),
-    # A phrase and a rare word with filters.
+    # A phrase, a prefix, an exclusion and a rare word with filters.
+    ('"my own hand"', {"model": "model-7"}),
     ('"my own hand"', {"model": "model-7", "outcome": "failure"}),
     ('"my own hand"', {"level": 2, "track": "human"}),
+    ("mirr*", {"condition": "moved-mark", "level": 0}),
+    ("mirror -left", {"level": 1, "outcome": "failure"}),
     ("periscope", {"model": "model-7"}),
     ("periscope", {"level": 3, "track": "robot"}),
     ("periscope", {**EVERY_FILTER, "condition": "main"}),

@@ -589,6 +589,11 @@ class Step(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["episode", "index"], name="unique_episode_step")
         ]
+        indexes = [
+            # The search's narrow filters read each episode's first and last step id from it
+            # alone (leaderboard.search.selectors._step_ranges).
+            models.Index(fields=["episode", "id"], name="leaderboard_step_episode_ids")
+        ]
 
     def __str__(self) -> str:
         return f"step {self.index} of {self.episode}"

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Q, QuerySet
-from django.db.models.expressions import RawSQL
 from django.urls import reverse
 
 from evaluation.vocabulary import CONFUSED, ERROR, FAILURE, SUCCESS, TRACK_KEYS
-from leaderboard.models import Episode, Frame, ModelEntry, Run, Step
+from leaderboard.models import Episode, Frame, ModelEntry, Run, Scene, Step
 from leaderboard.replays.selectors import frame_urls
 from leaderboard.search.index import FTS_TABLE, PG_COLUMN, STEP_TABLE
 from leaderboard.search.query import Part, Query, highlight, postgres_tsquery, sqlite_match
@@ -42,33 +41,169 @@ class SearchPage:
     has_next: bool
 
 
-def _matching(steps: QuerySet[Step], query: Query) -> QuerySet[Step]:
-    """Return ``steps`` narrowed to those whose response matches ``query``, through the index."""
-    if connection.vendor == "sqlite":
-        return steps.filter(
-            pk__in=RawSQL(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [sqlite_match(query)]
-            )
+NARROW_EPISODES = 3000
+"""Filters that leave at most this many episodes (a run's own, one model's, every filter at
+once, ...) are searched through those episodes' steps alone; wider ones walk the index's
+matches, newest first, checking the filters, until a page is found."""
+RANGE_GAP = 2000
+"""Narrow filters: the episodes' steps are searched by ranges of step ids, newest first; two
+episodes' steps fewer than this many ids apart are searched as one range..."""
+MAX_RANGES = 40
+"""... and the closest ranges are joined until at most this many remain."""
+RANGE_WALK = 100_000
+"""PostgreSQL: a range of at most this many ids is walked, newest first, each step's words
+checked, never asked of the GIN index (a common word's list there is far longer than the
+range; the planner, which cannot tell, would read all of it)."""
+
+
+def _episode_filters(
+    *,
+    run: Run | None,
+    model: str | None,
+    level: int | None,
+    track: str | None,
+    outcome: str | None,
+    condition: str | None,
+) -> tuple[str, list[Any]]:
+    """Return the SQL condition on ``e`` (an episode) and ``r`` (its run) that the filters
+    ask for, with its parameters: of the public runs, or of ``run`` alone."""
+    where: list[str] = ["e.run_id = r.id"]
+    params: list[Any] = []
+    if run is not None:
+        where.append("r.id = %s")
+        params.append(run.pk)
+    else:
+        where.append("r.visibility = %s")
+        params.append(Run.Visibility.PUBLIC)
+    if model:
+        where.append(
+            f"r.model_entry_id IN (SELECT id FROM {ModelEntry._meta.db_table} WHERE slug = %s)"
         )
+        params.append(model)
+    if condition:
+        where.append("r.condition = %s")
+        params.append(condition)
+    if level is not None:
+        where.append("e.level = %s")
+        params.append(level)
+    if track:
+        where.append(f"e.scene_id IN (SELECT id FROM {Scene._meta.db_table} WHERE track = %s)")
+        params.append(TRACK_KEYS[track])
+    if outcome:
+        completed = "e.status = %s AND e.success = %s"
+        outcomes: dict[str, tuple[str, list[Any]]] = {
+            SUCCESS: (completed, [Episode.Status.COMPLETED, True]),
+            FAILURE: (completed, [Episode.Status.COMPLETED, False]),
+            CONFUSED: ("e.mirror_confused = %s", [True]),
+            ERROR: ("e.status = %s", [Episode.Status.ERROR]),
+        }
+        where.append(outcomes[outcome][0])
+        params.extend(outcomes[outcome][1])
+    return " AND ".join(where), params
+
+
+def _fetch(sql: str, params: list[Any]) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def _ids_param(ids: list[int]) -> tuple[str, Any]:
+    """An SQL test of membership in ``ids`` (for ``IN``/``= ANY``), and its parameter."""
     if connection.vendor == "postgresql":
-        return steps.alias(
-            matched=RawSQL(
-                f'"{STEP_TABLE}"."{PG_COLUMN}" @@ to_tsquery(\'simple\'::regconfig, %s)',
-                [postgres_tsquery(query)],
-                output_field=BooleanField(),
+        return "= ANY(%s)", ids
+    return "IN (SELECT value FROM json_each(%s))", json.dumps(ids)
+
+
+def _step_ranges(episodes: list[int]) -> list[tuple[int, int, list[int]]]:
+    """Return ranges of step ids holding the steps of ``episodes``, newest first, each with
+    the episodes whose steps it holds: each episode's first and last step, joined to the next
+    where fewer than ``RANGE_GAP`` ids apart or where more than ``MAX_RANGES`` would remain."""
+    test, param = _ids_param(episodes)
+    spans = sorted(
+        _fetch_rows(
+            f"SELECT MIN(id), MAX(id), episode_id FROM {STEP_TABLE} "
+            f"WHERE episode_id {test} GROUP BY episode_id",
+            [param],
+        )
+    )
+    if not spans:
+        return []
+    widest = sorted(range(1, len(spans)), key=lambda n: spans[n][0] - spans[n - 1][1])
+    widest = widest[max(0, len(widest) - MAX_RANGES + 1) :]
+    cuts = {n for n in widest if spans[n][0] - spans[n - 1][1] > RANGE_GAP}
+    ranges: list[tuple[int, int, list[int]]] = []
+    low, high, members = spans[0][0], spans[0][1], [spans[0][2]]
+    for n in range(1, len(spans)):
+        if n in cuts:
+            ranges.append((low, high, members))
+            low, high, members = spans[n][0], spans[n][1], []
+        high = max(high, spans[n][1])
+        members.append(spans[n][2])
+    ranges.append((low, high, members))
+    return ranges[::-1]
+
+
+def _narrow_page(query: Query, episodes: list[int], start: int, count: int) -> list[int]:
+    """Ids of steps ``start`` to ``start + count`` (newest first) of ``episodes`` matching
+    ``query``: the ranges of their steps' ids, newest first, until enough are found."""
+    wanted = start + count
+    found: list[int] = []
+    for low, high, members in _step_ranges(episodes):
+        test, param = _ids_param(members)
+        if connection.vendor == "postgresql":
+            # An expression the GIN index does not cover: the range is walked.
+            walked = high - low <= RANGE_WALK
+            document = f"(s.{PG_COLUMN} || ''::tsvector)" if walked else f"s.{PG_COLUMN}"
+            found += _fetch(
+                f"SELECT s.id FROM {STEP_TABLE} s WHERE s.id BETWEEN %s AND %s "
+                f"AND s.episode_id {test} "
+                f"AND {document} @@ to_tsquery('simple'::regconfig, %s) "
+                "ORDER BY s.id DESC LIMIT %s",
+                [low, high, param, postgres_tsquery(query), wanted - len(found)],
             )
-        ).filter(matched=True)
-    raise SearchUnavailable(f"full-text search needs SQLite or PostgreSQL, not {connection.vendor}")
+        else:
+            # CROSS JOIN keeps FTS5 the outer loop: its matches in the range, newest first.
+            found += _fetch(
+                f"SELECT f.rowid FROM {FTS_TABLE} f CROSS JOIN {STEP_TABLE} s ON s.id = f.rowid "
+                f"WHERE {FTS_TABLE} MATCH %s AND f.rowid BETWEEN %s AND %s "
+                f"AND s.episode_id {test} ORDER BY f.rowid DESC LIMIT %s",
+                [sqlite_match(query), low, high, param, wanted - len(found)],
+            )
+        if len(found) >= wanted:
+            break
+    return found[start:wanted]
 
 
-def _outcome_q(outcome: str) -> Q:
-    completed = Q(episode__status=Episode.Status.COMPLETED)
-    return {
-        SUCCESS: completed & Q(episode__success=True),
-        FAILURE: completed & Q(episode__success=False),
-        CONFUSED: Q(episode__mirror_confused=True),
-        ERROR: Q(episode__status=Episode.Status.ERROR),
-    }[outcome]
+def _broad_page(query: Query, filters: tuple[str, list[Any]], start: int, count: int) -> list[int]:
+    """Ids of steps ``start`` to ``start + count`` (newest first) matching ``query`` whose
+    episode and run meet ``filters``: the index's matches, newest first, each checked."""
+    where, params = filters
+    joins = (
+        f"JOIN {Episode._meta.db_table} e ON e.id = s.episode_id "
+        f"JOIN {Run._meta.db_table} r ON r.id = e.run_id"
+    )
+    if connection.vendor == "postgresql":
+        return _fetch(
+            f"SELECT s.id FROM {STEP_TABLE} s {joins} "
+            f"WHERE s.{PG_COLUMN} @@ to_tsquery('simple'::regconfig, %s) AND {where} "
+            "ORDER BY s.id DESC LIMIT %s OFFSET %s",
+            [postgres_tsquery(query), *params, count, start],
+        )
+    # CROSS JOIN keeps FTS5 the outer loop: its matches come newest first, unsorted, and the
+    # LIMIT stops the walk.
+    return _fetch(
+        f"SELECT f.rowid FROM {FTS_TABLE} f CROSS JOIN {STEP_TABLE} s ON s.id = f.rowid "
+        f"CROSS {joins.replace(' JOIN ', ' CROSS JOIN ')} "
+        f"WHERE {FTS_TABLE} MATCH %s AND {where} ORDER BY f.rowid DESC LIMIT %s OFFSET %s",
+        [sqlite_match(query), *params, count, start],
+    )
 
 
 def model_entry_exists(*, slug: str) -> bool:
@@ -76,7 +211,7 @@ def model_entry_exists(*, slug: str) -> bool:
     return ModelEntry.objects.filter(slug=slug).exists()
 
 
-def step_search_queryset(
+def step_search_ids(
     *,
     query: Query,
     run: Run | None = None,
@@ -85,27 +220,32 @@ def step_search_queryset(
     track: str | None = None,
     outcome: str | None = None,
     condition: str | None = None,
-) -> QuerySet[Step]:
-    """Return the steps matching ``query`` and the filters, newest first (see step_search)."""
-    steps = Step.objects.select_related("episode__scene", "episode__run__model_entry").defer(
-        "request", "episode__distances", "episode__run__metadata", "episode__run__spec"
+    start: int = 0,
+    count: int = RESULTS_PER_PAGE + 1,
+) -> list[int]:
+    """Return the ids of the steps ``start`` to ``start + count`` matching ``query`` and the
+    filters, newest first (see step_search).
+
+    Filters that leave few episodes (``NARROW_EPISODES``) are searched through those episodes'
+    steps alone, so a filter that leaves a handful never waits for the index to be walked;
+    wider ones walk the index's matches, newest first, until ``count`` pass.
+    """
+    if connection.vendor not in ("sqlite", "postgresql"):
+        raise SearchUnavailable(
+            f"full-text search needs SQLite or PostgreSQL, not {connection.vendor}"
+        )
+    filters = _episode_filters(
+        run=run, model=model, level=level, track=track, outcome=outcome, condition=condition
     )
-    steps = (
-        steps.filter(episode__run=run)
-        if run is not None
-        else steps.filter(episode__run__visibility=Run.Visibility.PUBLIC)
+    where, params = filters
+    episodes = _fetch(
+        f"SELECT e.id FROM {Episode._meta.db_table} e, {Run._meta.db_table} r WHERE {where} "
+        "LIMIT %s",
+        [*params, NARROW_EPISODES + 1],
     )
-    if model:
-        steps = steps.filter(episode__run__model_entry__slug=model)
-    if condition:
-        steps = steps.filter(episode__run__condition=condition)
-    if level is not None:
-        steps = steps.filter(episode__level=level)
-    if track:
-        steps = steps.filter(episode__scene__track=TRACK_KEYS[track])
-    if outcome:
-        steps = steps.filter(_outcome_q(outcome))
-    return _matching(steps, query).order_by("-pk")
+    if len(episodes) <= NARROW_EPISODES:
+        return _narrow_page(query, episodes, start, count) if episodes else []
+    return _broad_page(query, filters, start, count)
 
 
 def step_search(
@@ -123,8 +263,10 @@ def step_search(
     """Return page ``page`` of the steps matching ``query``, newest first: of the public runs,
     or of ``run`` alone (which the caller has checked the visitor may see, ``run_for``); the
     filters narrow them by the run's model slug and condition and the episode's level, track
-    and outcome. Three queries: the steps, their frames, nothing more."""
-    steps = step_search_queryset(
+    and outcome. Four queries: the filters' episodes (``step_search_ids``), the page's step
+    ids, the steps, their frames."""
+    start = (page - 1) * per_page
+    ids = step_search_ids(
         query=query,
         run=run,
         model=model,
@@ -132,11 +274,16 @@ def step_search(
         track=track,
         outcome=outcome,
         condition=condition,
+        start=start,
+        count=per_page + 1,
     )
-    start = (page - 1) * per_page
-    found = list(steps[start : start + per_page + 1])
-    has_next = len(found) > per_page
-    found = found[:per_page]
+    has_next = len(ids) > per_page
+    rows = (
+        Step.objects.filter(pk__in=ids[:per_page])
+        .select_related("episode__scene", "episode__run__model_entry")
+        .defer("request", "episode__distances", "episode__run__metadata", "episode__run__spec")
+    )
+    found = sorted(rows, key=lambda s: -s.pk)
     keys = {s.frame_key for s in found if s.frame_key}
     stored = set(
         Frame.objects.filter(key__in=keys, stored__isnull=False).values_list("key", flat=True)

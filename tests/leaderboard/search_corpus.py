@@ -4,6 +4,7 @@ tests: the same queries must find the same steps on both databases."""
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -52,6 +53,21 @@ QUERIES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("mirr*", {"track": "robot"}, ["confused", "mark"]),
     ("mirr*", {"outcome": "success"}, ["markup", "hand"]),
     ("mirr*", {"outcome": "failure", "track": "human"}, ["turn"]),
+    ("mirr*", {"outcome": "confused"}, ["confused"]),
+    ("mirr*", {"outcome": "error"}, []),
+    ("mirr*", {"condition": "no-mirror"}, []),
+    ("mirror", {"model": "nobody"}, []),
+    (
+        "mirr*",
+        {"model": "alpha", "level": 3, "track": "robot", "outcome": "failure", "condition": "main"},
+        ["mark"],
+    ),
+    (
+        "mirr* -chest",
+        {"model": "alpha", "level": 3, "track": "robot", "outcome": "failure", "condition": "main"},
+        [],
+    ),
+    ("hand", {"model": "alpha", "outcome": "success"}, ["markup", "hand"]),
 ]
 
 
@@ -84,6 +100,7 @@ def corpus_build() -> dict[str, Step]:
             level=level,
             status=Episode.Status.COMPLETED,
             success=outcome == "success",
+            mirror_confused=label == "confused",
             distances=[3, 2],
             steps_taken=1,
         )
@@ -117,7 +134,42 @@ def corpus_results() -> list[list[str]]:
     ]
 
 
+WAYS: dict[str, dict[str, int]] = {
+    "narrow": {},
+    "narrow, a range per episode": {"RANGE_GAP": 0},
+    "narrow, one range": {"MAX_RANGES": 1},
+    "broad": {"NARROW_EPISODES": 0},
+}
+"""The ways ``step_search_ids`` can take (its settings for each): through the filters' few
+episodes (by ranges of step ids: the default, each episode's own, all of them as one), or
+walking the index's matches (as for filters that leave more than ``NARROW_EPISODES``)."""
+
+
+def corpus_results_every_way() -> dict[str, list[list[str]]]:
+    """Return ``corpus_results`` for each of ``WAYS``, and the pages of two of each query, one
+    after the other, as ``<way>, paged``."""
+    from unittest import mock
+
+    from leaderboard.search import selectors
+
+    labels = {text: label for label, (*_, text) in STEPS.items()}
+    found = {}
+    for way, settings in WAYS.items():
+        patched = mock.patch.multiple(selectors, **settings) if settings else nullcontext()
+        with patched:  # type: ignore[attr-defined]
+            found[way] = corpus_results()
+            paged = []
+            for q, f, _ in QUERIES:
+                pages = [
+                    step_search(query=parse_query(q), page=n, per_page=2, **f) for n in (1, 2, 3)
+                ]
+                paged.append([labels[h.step.response] for page in pages for h in page.hits])
+            found[f"{way}, paged"] = paged
+    return found
+
+
 def main() -> None:
-    """Build the corpus in the configured database and print the results as JSON."""
+    """Build the corpus in the configured database and print the results of every way as
+    JSON."""
     corpus_build()
-    print(json.dumps(corpus_results()))
+    print(json.dumps(corpus_results_every_way()))

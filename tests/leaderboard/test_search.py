@@ -25,7 +25,14 @@ from leaderboard.search.query import (
 )
 from leaderboard.search.selectors import step_search
 from tests.leaderboard.postgres import postgres_server
-from tests.leaderboard.search_corpus import QUERIES, STEPS, corpus_build, corpus_results
+from tests.leaderboard.search_corpus import (
+    QUERIES,
+    STEPS,
+    WAYS,
+    corpus_build,
+    corpus_results,
+    corpus_results_every_way,
+)
 from tests.parts import TEST_DEPS, missing_part
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +92,13 @@ class SearchOnTheEmbeddedDatabase(TestCase):
     def test_each_query_finds_the_public_steps_it_should_newest_first(self):
         assert corpus_results() == [expected for _, _, expected in QUERIES]
 
+    def test_narrow_and_wide_filters_find_the_same_steps_in_the_same_order(self):
+        expected = [expected for _, _, expected in QUERIES]
+        found = corpus_results_every_way()
+        assert set(found) == {*WAYS, *(f"{way}, paged" for way in WAYS)}
+        for way, results in found.items():
+            assert results == expected, way
+
     def test_a_result_links_to_its_step_with_the_words_marked_and_markup_escaped(self):
         html = self.client.get("/search/", {"q": "script hand"}).content.decode()
         step = self.steps["markup"]
@@ -94,7 +108,9 @@ class SearchOnTheEmbeddedDatabase(TestCase):
         assert "<script>alert" not in html and "<b>hand" not in html
 
     def test_a_stored_frame_shows_its_thumbnail_and_another_a_placeholder(self):
-        with self.assertNumQueries(3):  # the model choices, the steps, their frames
+        # The model choices; the filters' episodes, their steps' id ranges, the page's ids in
+        # the one range; the steps, their frames.
+        with self.assertNumQueries(6):
             html = self.client.get("/search/", {"q": "mirror"}).content.decode()
         assert f"/frames/{'f' * 40}.thumb.webp" in html
         assert html.count("frame not rendered yet") == 2
@@ -188,7 +204,9 @@ def test_postgresql_finds_the_same_steps_as_sqlite(tmp_path):
             )  # fmt: skip
             assert result.returncode == 0, result.stderr[-3000:]
         found = json.loads(result.stdout.strip().splitlines()[-1])
-        assert found == [expected for _, _, expected in QUERIES]
-        assert set(STEPS) >= {label for labels in found for label in labels}
+        assert set(found) == {*WAYS, *(f"{way}, paged" for way in WAYS)}
+        for way, results in found.items():
+            assert results == [expected for _, _, expected in QUERIES], way
+        assert set(STEPS) >= {label for labels in found["narrow"] for label in labels}
     finally:
         server.__exit__(None, None, None)
