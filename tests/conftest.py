@@ -7,6 +7,7 @@ worker works in a folder of its own inside it (tests/xdist_workers.py).
 """
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
@@ -40,6 +41,19 @@ def _empty_cache():
     clear()
     yield
     clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Once a test's body is done, and before its fixtures are undone (its render pool, its
+    media folder), wait for the frames its play prefetched: their files would otherwise land
+    in the next test's media folder."""
+    try:
+        return (yield)
+    finally:
+        services = sys.modules.get("leaderboard.frames.services")
+        if services is not None:
+            assert services.frames_prefetch_wait(60), "prefetching still running a minute on"
 
 
 def _rows_kept_for_the_scope(django_db_blocker) -> Iterator[Unblock]:

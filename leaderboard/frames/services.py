@@ -36,12 +36,14 @@ import io
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -170,6 +172,15 @@ def frame_store(*, key: str, png: bytes) -> bool:
     if _stored_with_retries(f"checking frame {key}", lambda: frame_exists(key)):
         _mark_stored(key)
         return False
+    sizes = _frame_files_save(key, png)
+    now = timezone.now()
+    Frame.objects.filter(pk=key).update(**sizes, stored=now, used=now)
+    return True
+
+
+def _frame_files_save(key: str, png: bytes) -> dict[str, int]:
+    """Encode a frame's WebP and thumbnail and save its three files (no database work);
+    return the bytes of each, as the row records them."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
     thumb = image.copy()
     thumb.thumbnail((THUMB_SIZE, THUMB_SIZE))
@@ -178,15 +189,7 @@ def frame_store(*, key: str, png: bytes) -> bool:
     for variant in ("thumb", "webp", "png"):
         path = frame_path(key, variant)
         _stored_with_retries(f"storing {path}", partial(_save_whole, path, files[variant]))
-    now = timezone.now()
-    Frame.objects.filter(pk=key).update(
-        png_bytes=len(files["png"]),
-        webp_bytes=len(files["webp"]),
-        thumb_bytes=len(files["thumb"]),
-        stored=now,
-        used=now,
-    )
-    return True
+    return {f"{variant}_bytes": len(data) for variant, data in files.items()}
 
 
 def frame_png(key: str) -> bytes | None:
@@ -597,26 +600,106 @@ leaves free for frames someone is waiting for."""
 
 
 def frames_prefetch(keys: Iterable[str]) -> int:
-    """Render, in the background and one after another, registered frames that someone is
-    likely to ask for next (a player's next views); return how many are waiting to be made.
+    """Make, in the background and one after another in the order given (the likeliest
+    first), registered frames that someone is likely to ask for next (a player's next views),
+    and save their files; return how many are waiting to be made.
 
     Best effort and never in anyone's way: a frame stored, already in memory or being made is
     skipped; no visitor's render budget is charged; one frame at a time, so the render pool
     keeps a renderer for a frame someone waits for; and only while the bounded render queue
     has more than ``PREFETCH_KEEP_FREE`` places free. On a CPU renderer a background render
-    still slows one asked for meanwhile (``benchmarks/play.py``: a key pressed the moment a
-    frame shows waits longer, a step read for 1.5 s shorter). A rendered frame waits in the render
-    pool's memory, where ``frame_render_now`` finds it and stores it at no render cost. The
-    caller starts it once its transaction commits (the rows must exist for the request that
-    stores them).
+    still slows one asked for meanwhile (``benchmarks/play.py``). A made frame's files are
+    saved by one thread of this process that does no database work (``_prefetch_store``);
+    the request that shows it finds them and records them, and this call (a request's) first
+    records those that nobody has asked for, so the disk budget counts them. The caller starts
+    it once its transaction commits (the rows must exist for the request that stores them).
     """
-    frames = list(
+    _prefetched_mark_stored()
+    keys = list(keys)
+    order = {key: rank for rank, key in enumerate(keys)}  # the caller's: likeliest first
+    frames = sorted(
         Frame.objects.select_related("scene").filter(  # the render thread reads no row
-            pk__in=list(keys), stored__isnull=True, renderer=renderer_version()
-        )
+            pk__in=keys, stored__isnull=True, renderer=renderer_version()
+        ),
+        key=lambda frame: order[frame.key],
     )
-    _prefetch_next(frames)
-    return len(frames)
+    waiting = len(frames)
+    _prefetch_next(frames)  # takes them from the list as it starts them
+    return waiting
+
+
+_prefetch_store_lock = threading.Lock()
+_prefetch_store_executor: ThreadPoolExecutor | None = None
+_prefetch_pending: set[Future[Any]] = set()
+"""Renders and stores that prefetching started and that have not finished."""
+
+
+def _prefetch_track(future: Future[Any]) -> None:
+    with _prefetch_store_lock:
+        _prefetch_pending.add(future)
+
+    def finished(done: Future[Any]) -> None:
+        with _prefetch_store_lock:
+            _prefetch_pending.discard(done)
+
+    future.add_done_callback(finished)
+
+
+def frames_prefetch_wait(timeout_s: float = 30.0) -> bool:
+    """Wait until the frames prefetching is making or storing are done (a chain's next render
+    starts before its last one counts as done); return whether all were, within ``timeout_s``.
+    For a process about to stop, or a test that must not leave work behind."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with _prefetch_store_lock:
+            pending = list(_prefetch_pending)
+        if not pending:
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        futures_wait(pending, timeout=left)
+
+
+_prefetch_saved: deque[str] = deque()
+"""Frames whose files prefetching saved, for a request thread to mark stored."""
+
+
+def _prefetched_mark_stored() -> None:
+    """Mark stored the frames whose files prefetching saved since the last call: rows are
+    written by request threads only, and a saved frame nobody asked for still counts in the
+    disk budget (``frames_stored_bytes``) and can be evicted."""
+    while True:
+        try:
+            key = _prefetch_saved.popleft()
+        except IndexError:
+            return
+        _mark_stored(key)
+
+
+def _prefetch_store(key: str, made: Future[bytes]) -> None:
+    """Save the files of a frame that prefetching made, in the prefetch's own thread (one per
+    process, no database work): the request that shows it then finds the files, records them
+    (``frame_store`` -> ``_mark_stored``) and encodes nothing. Best effort: a frame that cannot
+    be saved now stays in the render pool's memory, where ``frame_render_now`` finds it."""
+    global _prefetch_store_executor
+    if made.cancelled() or made.exception() is not None:
+        return
+    png = made.result()
+
+    def store() -> None:
+        try:
+            if not frame_exists(key):
+                _frame_files_save(key, png)
+            _prefetch_saved.append(key)
+        except Exception as exc:  # best effort: the request that shows it stores it
+            logger.info("A prefetched frame %s was left unsaved: %s", key, exc)
+
+    with _prefetch_store_lock:
+        if _prefetch_store_executor is None:
+            _prefetch_store_executor = ThreadPoolExecutor(1, thread_name_prefix="prefetch-store")
+        stored = _prefetch_store_executor.submit(store)
+    _prefetch_track(stored)
 
 
 def _prefetch_next(frames: list[Frame]) -> None:
@@ -636,7 +719,13 @@ def _prefetch_next(frames: list[Frame]) -> None:
             job = _queue_submit(frame)
         except RenderQueueFull:
             return
-        job.add_done_callback(lambda _: _prefetch_next(frames))
+
+        def made(done: Future[bytes], key: str = frame.key) -> None:
+            _prefetch_store(key, done)
+            _prefetch_next(frames)
+
+        job.add_done_callback(made)  # first: the next render is pending before this one is not
+        _prefetch_track(job)
         return
 
 

@@ -90,7 +90,8 @@ def _state(
         # Only registered frames are served: the current view and the one before it.
         frames_register(FrameSpec(scene, cell, size) for cell in cells[-2:])
         if not state.done:
-            _next_views_prefetch(scene, cells[-1], size)
+            last = Action(options[-1]) if options else None
+            _next_views_prefetch(scene, cells[-1], size, last=last)
     version = renderer_version()
     metrics = None
     if state.done:
@@ -113,12 +114,14 @@ def _state(
     )
 
 
-def _next_views_prefetch(scene: Scene, cell: Vec3, size: int) -> None:
-    """Register the up to six views the player's next move can lead to and have them rendered
-    while the player reads this one (``frames_prefetch``), so the next key press finds its
-    frame made."""
+def _next_views_prefetch(scene: Scene, cell: Vec3, size: int, *, last: Action | None) -> None:
+    """Register the up to six views the player's next move can lead to and have them made and
+    stored while the player reads this one (``frames_prefetch``), so the next key press finds
+    its frame stored. The view of the ``last`` move again comes first: a player going
+    somewhere presses the same key several times (the shortest paths to the mark do)."""
     engine_scene = get_scene(scene.scene_id)
-    nexts = dict.fromkeys(apply_action(engine_scene, cell, action).cell for action in Action)
+    actions = sorted(Action, key=lambda action: action != last)  # stable: the rest in order
+    nexts = dict.fromkeys(apply_action(engine_scene, cell, action).cell for action in actions)
     nexts.pop(cell, None)  # a refused move shows the view the player already has
     keys = frames_register(FrameSpec(scene, next_cell, size) for next_cell in nexts)
     transaction.on_commit(lambda: frames_prefetch(keys))
