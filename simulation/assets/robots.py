@@ -33,6 +33,7 @@ along x stays within about +-0.06 m of the origin (the catalogue's hand is 0.1 m
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 from collections.abc import Callable, Mapping
@@ -84,6 +85,8 @@ _PAINTS: dict[str, _Paint] = {
     "silver": _Paint((0.62, 0.62, 0.64, 1.0), specular=0.6, shininess=0.6),
     "light": _Paint((0.78, 0.79, 0.8, 1.0), specular=0.25, shininess=0.3),
     "white": _Paint((0.93, 0.93, 0.92, 1.0), specular=0.2, shininess=0.3),
+    # The halo behind a robot hand (``_add_halo``): matte, a light grey.
+    "halo": _Paint((0.72, 0.72, 0.7, 1.0), specular=0.0, shininess=0.0),
 }
 
 
@@ -345,6 +348,117 @@ def add_robot_hand(spec: mujoco.MjSpec, parent: mujoco.MjsBody, hand_id: str) ->
             f"unknown robot hand {hand_id!r}; valid hands are {', '.join(ROBOT_HAND_IDS)}"
         )
     _attach(spec, parent, hand_id, _HANDS[hand_id])
+    _add_halo(spec, parent, hand_id)
+
+
+HALO_WIDTH_M = 0.008
+"""How far the halo behind a robot hand reaches past the hand's outline: about 2 px at 1024 px
+where the mirror shows the hand (4 to 5 m from the camera), 1 px at 512."""
+HALO_X_M = -0.04
+"""Where the halo lies along x in the hand's frame: in front of the chest at the goal (the hand's
+centre is 0.05 m in front of it), behind all but the last 2 cm of the hand."""
+_HALO_CELL_M = 0.002
+
+
+def _add_halo(spec: mujoco.MjSpec, parent: mujoco.MjsBody, hand_id: str) -> None:
+    """A flat light-grey card just behind the hand, its outline widened by ``HALO_WIDTH_M``,
+    facing the mirror (+x).
+
+    Black and dark grey robot hands could hardly be seen where the mirror shows them in front
+    of the black robots' chests (the goal). Seen from the mirror the card is a thin light rim
+    round the hand; the camera behind the body sees only the card's back, which is not drawn
+    (the renderer draws only faces turned towards it), so the hand seen directly is as it was.
+    """
+    rows = _halo_rows(hand_id)
+    vertices: list[float] = []
+    faces: list[int] = []
+    for z0, y0, y1 in rows:
+        z1 = z0 + _HALO_CELL_M
+        start = len(vertices) // 3
+        for y, z in ((y0, z0), (y1, z0), (y1, z1), (y0, z1)):
+            vertices += [HALO_X_M, y, z]
+        # Counter-clockwise seen from +x (y to the right, z up): the card faces the mirror.
+        faces += [start, start + 1, start + 2, start, start + 2, start + 3]
+    # Corners that runs of neighbouring rows share are one vertex.
+    welded, index = np.unique(
+        np.round(np.reshape(vertices, (-1, 3)), 9), axis=0, return_inverse=True
+    )
+    spec.add_mesh(
+        name=f"{hand_id}/halo",
+        uservert=welded.ravel().tolist(),
+        userface=index.reshape(-1)[faces].tolist(),
+        inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,  # flat: no volume
+    )
+    parent.add_body(name=f"{hand_id}/halo").add_geom(
+        name=f"{hand_id}/halo",
+        type=mujoco.mjtGeom.mjGEOM_MESH,
+        meshname=f"{hand_id}/halo",
+        material=f"{hand_id}/paint/halo",
+        rgba=list(_PAINTS["halo"].rgba),
+        contype=0,
+        conaffinity=0,
+        group=_GEOM_GROUP,
+        density=0.0,
+    )
+
+
+def _widen(grid: np.ndarray, reach: int) -> np.ndarray:
+    """``grid`` with every set cell grown to a disc of radius ``reach`` cells (``grid`` has
+    ``reach`` clear cells on every side, so nothing wraps round)."""
+    widened = np.zeros_like(grid)
+    for dy in range(-reach, reach + 1):
+        for dz in range(-reach, reach + 1):
+            if dy * dy + dz * dz <= reach * reach:
+                widened |= np.roll(np.roll(grid, dy, axis=0), dz, axis=1)
+    return widened
+
+
+@functools.cache
+def _halo_rows(hand_id: str) -> tuple[tuple[float, float, float], ...]:
+    """The band round the hand's outline seen along x, ``HALO_WIDTH_M`` wide: runs
+    ``(z, y0, y1)`` of ``_HALO_CELL_M`` squares, in the hand's frame."""
+    spec = mujoco.MjSpec()
+    hand = spec.worldbody.add_body(name="hand")
+    _attach(spec, hand, hand_id, _HANDS[hand_id])
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    points = []
+    rng = np.random.default_rng(0)
+    for g in range(model.ngeom):
+        if model.geom_type[g] != mujoco.mjtGeom.mjGEOM_MESH:
+            continue
+        mesh = model.geom_dataid[g]
+        start, count = model.mesh_vertadr[mesh], model.mesh_vertnum[mesh]
+        local = model.mesh_vert[start : start + count].astype(float)
+        tri = model.mesh_face[
+            model.mesh_faceadr[mesh] : model.mesh_faceadr[mesh] + model.mesh_facenum[mesh]
+        ]
+        weights = rng.dirichlet((1.0, 1.0, 1.0), size=(len(tri), 8))
+        samples = np.einsum("tsk,tkd->tsd", weights, local[tri]).reshape(-1, 3)
+        world = np.vstack([local, samples]) @ data.geom_xmat[g].reshape(3, 3).T + data.geom_xpos[g]
+        points.append(world[:, 1:])
+    yz = np.vstack(points)
+    low = yz.min(axis=0) - 2 * HALO_WIDTH_M
+    cells = np.floor((yz - low) / _HALO_CELL_M).astype(int)
+    grid = np.zeros(tuple(cells.max(axis=0) + 1 + int(2 * HALO_WIDTH_M / _HALO_CELL_M)), bool)
+    grid[cells[:, 0], cells[:, 1]] = True
+    # Only the band round the outline: the card also casts the key light's shadow, which a
+    # whole silhouette would throw onto the hand itself.
+    band = _widen(grid, round(HALO_WIDTH_M / _HALO_CELL_M)) & ~grid
+    runs = []
+    for iz in range(band.shape[1]):
+        column = np.concatenate([[False], band[:, iz], [False]])
+        edges = np.flatnonzero(column[1:] != column[:-1])
+        for y0, y1 in zip(edges[::2], edges[1::2], strict=True):
+            runs.append(
+                (
+                    float(low[1] + iz * _HALO_CELL_M),
+                    float(low[0] + y0 * _HALO_CELL_M),
+                    float(low[0] + y1 * _HALO_CELL_M),
+                )
+            )
+    return tuple(runs)
 
 
 def model_path(asset_id: str) -> Path:
