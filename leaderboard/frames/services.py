@@ -589,6 +589,9 @@ def frame_render_now(
         return False
     png = render_pool().cached(key)
     if png is None:
+        if frame_exists(key):  # its files saved meanwhile (prefetching, another process)
+            _mark_stored(key)
+            return True
         png = _queue_submit(frame, charge).result(timeout=timeout_s)
     frame_store(key=key, png=png)
     return True

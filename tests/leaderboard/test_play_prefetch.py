@@ -81,6 +81,10 @@ def test_the_views_are_made_in_the_order_given_and_their_files_saved(renders):
     assert frame_render_now(wanted[0])
     assert len(renders) == 4
     assert Frame.objects.get(pk=wanted[0]).stored is not None
+    # Files saved but out of the render pool's memory: recorded, not made again (nor charged).
+    frames_service.render_pool().forget(wanted[1])
+    assert frame_render_now(wanted[1], charge=_no_charge)
+    assert len(renders) == 4
     # The next step's prefetch records the views nobody asked for: the disk budget counts them.
     frames_prefetch([])
     stored = Frame.objects.filter(pk__in=keys, stored__isnull=False)
@@ -111,3 +115,7 @@ def _on_commit():
     from django.test import TestCase
 
     return TestCase.captureOnCommitCallbacks(execute=True)
+
+
+def _no_charge() -> None:
+    raise AssertionError("a frame whose files are saved was charged as a new render")
