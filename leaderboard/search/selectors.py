@@ -135,9 +135,14 @@ def _step_ranges(episodes: list[int]) -> list[tuple[int, int, list[int]]]:
     )
     if not spans:
         return []
-    widest = sorted(range(1, len(spans)), key=lambda n: spans[n][0] - spans[n - 1][1])
-    widest = widest[max(0, len(widest) - MAX_RANGES + 1) :]
-    cuts = {n for n in widest if spans[n][0] - spans[n - 1][1] > RANGE_GAP}
+    # The gap before each span, from the last id of every span before it (episodes played at
+    # once interleave their steps: a range never cuts through another episode's).
+    gaps, reach = {}, spans[0][1]
+    for n in range(1, len(spans)):
+        gaps[n] = spans[n][0] - reach
+        reach = max(reach, spans[n][1])
+    widest = sorted(gaps, key=gaps.__getitem__)[max(0, len(gaps) - MAX_RANGES + 1) :]
+    cuts = {n for n in widest if gaps[n] > RANGE_GAP}
     ranges: list[tuple[int, int, list[int]]] = []
     low, high, members = spans[0][0], spans[0][1], [spans[0][2]]
     for n in range(1, len(spans)):

@@ -36,6 +36,10 @@ STEPS: dict[str, tuple[str, str, str, int, str, str, str]] = {
                "Secret mirror plan: my own hand goes left. Choice: [3]"),
 }  # fmt: skip
 
+LATE = "Later, once more. Choice: [2]"
+"""Step ``late``: a second step of ``hand``'s episode, stored last, so that episode's steps span
+every other step's id."""
+
 QUERIES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("mirror", {}, ["turn", "mark", "hand"]),
     ("MIRROR", {}, ["turn", "mark", "hand"]),
@@ -68,6 +72,8 @@ QUERIES: list[tuple[str, dict[str, Any], list[str]]] = [
         [],
     ),
     ("hand", {"model": "alpha", "outcome": "success"}, ["markup", "hand"]),
+    ("choice", {}, ["late", "confused", "turn", "markup", "mark", "hand"]),
+    ("choice", {"model": "alpha"}, ["late", "markup", "mark", "hand"]),
 ]
 
 
@@ -114,6 +120,16 @@ def corpus_build() -> dict[str, Step]:
             hand_cell=[0, 1, 0],
             frame_key=STORED_KEY if label == "hand" else f"{len(steps):040d}",
         )
+    steps["late"] = Step.objects.create(
+        episode=steps["hand"].episode,
+        index=1,
+        response=LATE,
+        option=2,
+        executed=True,
+        distance_steps=1,
+        hand_cell=[0, 1, 1],
+        frame_key="e" * 40,
+    )
     Frame.objects.create(
         key=STORED_KEY,
         scene=scenes[HUMAN],
@@ -127,7 +143,7 @@ def corpus_build() -> dict[str, Step]:
 
 def corpus_results() -> list[list[str]]:
     """Return, for each of QUERIES, the labels of the steps the search finds, in order."""
-    labels = {text: label for label, (*_, text) in STEPS.items()}
+    labels = {text: label for label, (*_, text) in STEPS.items()} | {LATE: "late"}
     return [
         [labels[hit.step.response] for hit in step_search(query=parse_query(q), **f).hits]
         for q, f, _ in QUERIES
@@ -152,7 +168,7 @@ def corpus_results_every_way() -> dict[str, list[list[str]]]:
 
     from leaderboard.search import selectors
 
-    labels = {text: label for label, (*_, text) in STEPS.items()}
+    labels = {text: label for label, (*_, text) in STEPS.items()} | {LATE: "late"}
     found = {}
     for way, settings in WAYS.items():
         patched = mock.patch.multiple(selectors, **settings) if settings else nullcontext()
