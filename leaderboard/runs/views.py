@@ -46,11 +46,25 @@ from leaderboard.throttles import throttled_post
 ACTIVE = (Run.Status.PENDING, Run.Status.RUNNING)
 
 
-def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+def _run_seen(request: HttpRequest, run_id: int) -> Run:
+    """The run ``run_id`` if the request's user may see it; else 404 (never saying whether a
+    private run exists)."""
     try:
-        run = run_for(run_id=run_id, user=request.user)
+        return run_for(run_id=run_id, user=request.user)
     except Run.DoesNotExist:
         raise Http404(f"no run {run_id} that you may see") from None
+
+
+def _run_with_episodes(request: HttpRequest, run_id: int) -> Run:
+    """``_run_seen``, and one with episodes to download (not the paper's reported numbers)."""
+    run = _run_seen(request, run_id)
+    if run.source == Run.Source.REPORTED:
+        raise Http404("results reported in the paper have no episodes to download")
+    return run
+
+
+def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run_seen(request, run_id)
     episodes = run_episode_list(request, run)
     if "episode_errors" in episodes:
         return render(
@@ -114,10 +128,7 @@ def _run_context(
 def run_progress_json(request: HttpRequest, run_id: int) -> JsonResponse:
     """A run's progress; with ``episodes=ID,ID,...`` (a page's unfinished cards), those cards
     as the run page shows them (``cards``: id -> HTML), for a live page to swap in."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
+    run = _run_seen(request, run_id)
     progress = run_progress(run=run)
     data = {
         **progress,
@@ -192,10 +203,7 @@ def run_rerun_errored_view(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def run_errors_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     """A run's errored episodes by category and its refused steps by kind, one row each."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
+    run = _run_seen(request, run_id)
     counts = run_error_counts(run=run)
     rows: list[list[Any]] = [
         ["episodes", "finished", "", counts.episodes, 1.0 if counts.episodes else 0.0],
@@ -301,12 +309,7 @@ def evaluate_page(request: HttpRequest) -> HttpResponse:
 
 
 def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
-    if run.source == Run.Source.REPORTED:
-        raise Http404("results reported in the paper have no episodes to download")
+    run = _run_with_episodes(request, run_id)
     lines = "".join(
         json.dumps(r, separators=(",", ":")) + "\n" for r in run_bundle(run=run, user=request.user)
     )
@@ -318,12 +321,7 @@ def run_bundle_download(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """``/runs/<id>/details.zip``: the run's episodes and steps as parquet, with a dataset card
     (docs/exports.md)."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
-    if run.source == Run.Source.REPORTED:
-        raise Http404("results reported in the paper have no episodes to download")
+    run = _run_with_episodes(request, run_id)
     data = run_details_zip(run=run, user=request.user, absolute=request.build_absolute_uri)
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="mirrorbench-run-{run.pk}-details.zip"'
@@ -333,12 +331,7 @@ def run_details_download(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_details_parquet(request: HttpRequest, run_id: int, table: str) -> HttpResponse:
     """``/runs/<id>/details.parquet`` (episodes) and ``/runs/<id>/steps.parquet``: one table
     of the run's details, as in ``details.zip``, for tools that read a parquet address."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
-    if run.source == Run.Source.REPORTED:
-        raise Http404("results reported in the paper have no episodes to download")
+    run = _run_with_episodes(request, run_id)
     data = run_details_table(
         run=run, user=request.user, absolute=request.build_absolute_uri, table=table
     )
@@ -351,10 +344,7 @@ def run_details_parquet(request: HttpRequest, run_id: int, table: str) -> HttpRe
 def run_eee_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """``/runs/<id>/eee.json``: the run's results as an Every Eval Ever aggregate
     (docs/exports.md), named for its place in the Every Eval Ever datastore."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
+    run = _run_seen(request, run_id)
     export = run_eee(run=run, user=request.user, absolute=request.build_absolute_uri)
     response = HttpResponse(export.aggregate_json, content_type="application/json")
     name = export.aggregate_path.rsplit("/", 1)[-1]
@@ -365,12 +355,7 @@ def run_eee_download(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_eee_instances_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """``/runs/<id>/eee-instances.jsonl``: the run's episodes as Every Eval Ever instance
     records, the samples file its ``eee.json`` names and checksums."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
-    if run.source == Run.Source.REPORTED:
-        raise Http404("results reported in the paper have no episodes to download")
+    run = _run_with_episodes(request, run_id)
     export = run_eee(run=run, user=request.user, absolute=request.build_absolute_uri)
     if export.instances is None or export.instances_path is None:
         raise Http404(f"run {run_id} has no episodes")
@@ -382,10 +367,7 @@ def run_eee_instances_download(request: HttpRequest, run_id: int) -> HttpRespons
 
 def run_config_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """``/runs/<id>/run.toml``: the run's configuration, for ``mirrorbench run --config``."""
-    try:
-        run = run_for(run_id=run_id, user=request.user)
-    except Run.DoesNotExist:
-        raise Http404(f"no run {run_id} that you may see") from None
+    run = _run_seen(request, run_id)
     try:
         text = run_config_file(run=run, user=request.user, absolute=request.build_absolute_uri)
     except (RunConfigError, ValueError):
