@@ -21,8 +21,9 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
 # The browser fixtures (chromium driven by Playwright) for every test module that uses them;
+# fake renders for the tests of who renders frames (tests/leaderboard/render_fakes.py);
 # pytester for the tests of the suite's own helpers (tests/test_parts.py).
-pytest_plugins = ["tests.leaderboard.browser", "pytester"]
+pytest_plugins = ["tests.leaderboard.browser", "tests.leaderboard.render_fakes", "pytester"]
 
 
 @pytest.fixture(autouse=True)

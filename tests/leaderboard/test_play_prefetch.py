@@ -5,10 +5,7 @@ for still counts in the disk budget."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from PIL import Image
 
 from leaderboard.boards.entries import benchmark_current
 from leaderboard.frames import services as frames_service
@@ -30,34 +27,11 @@ pytestmark = pytest.mark.django_db
 SCENE = "male_1-mano_white-splash"
 
 
-def _png(shade: int) -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", (8, 8), (shade, 0, 0)).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 @pytest.fixture(autouse=True)
-def _own_pool_and_media(monkeypatch, settings, tmp_path):
-    from evaluation.render_pool import RenderPool
-
+def _own_pool_and_media(own_render_pool, settings, tmp_path):
+    """A render pool (``tests/leaderboard/render_fakes.py``) and a media folder of its own."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    pool = RenderPool(1)
-    monkeypatch.setattr(frames_service, "render_pool", lambda: pool)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def renders(monkeypatch):
-    """No OpenGL: each frame rendered is a tiny PNG, its key recorded in order."""
-    made: list[str] = []
-
-    def fake(frame, timeout_s=None):
-        made.append(frame.key)
-        return _png(len(made))
-
-    monkeypatch.setattr(frames_service, "_frame_png_render", fake)
-    return made
+    return own_render_pool
 
 
 def _scene() -> Scene:

@@ -58,27 +58,9 @@ def _setup(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_pool(monkeypatch):
-    """A render pool of this test's own: frames another test had made are not in its memory."""
-    from evaluation.render_pool import RenderPool
-
-    pool = RenderPool(1)
-    monkeypatch.setattr(frames_service, "render_pool", lambda: pool)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def renders(monkeypatch):
-    """No OpenGL: each frame a request has rendered is a tiny PNG, and counted here."""
-    made: list[str] = []
-
-    def fake(frame, timeout_s=None):
-        made.append(frame.key)
-        return _png()
-
-    monkeypatch.setattr(frames_service, "_frame_png_render", fake)
-    return made
+def _fresh_pool(own_render_pool):
+    """A render pool of this test's own (``tests/leaderboard/render_fakes.py``)."""
+    return own_render_pool
 
 
 def _play(client: Client, steps: int) -> list[str]:
