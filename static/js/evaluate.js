@@ -29,7 +29,9 @@
       body.appendChild(row);
     });
   }
+  var asked = 0;  // the latest estimate asked for: an older answer arriving after it is dropped
   function update() {
+    var mine = ++asked;
     var query = new URLSearchParams();
     ["provider", "model", "scenes", "repeats"].forEach(function (name) {
       var field = form.querySelector('[name="' + name + '"]:checked') || form.querySelector('[name="' + name + '"]');
@@ -41,7 +43,7 @@
     fetch(box.dataset.url + "?" + query.toString(), { headers: { Accept: "application/json" } })
       .then(function (response) { return response.json(); })
       .then(function (data) {
-        if (data.error) { return; }
+        if (mine !== asked || data.error) { return; }
         box.querySelectorAll("[data-field]").forEach(function (el) {
           var value = data[el.dataset.field];
           if (el.dataset.field === "cost_usd") {
