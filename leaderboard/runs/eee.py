@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from evaluation.config import RunConfigError
 from evaluation.eee import Cell, EeeExport, ModelIdentity, Source, eee_export
+from evaluation.vocabulary import METRICS
 from leaderboard.models import ModelEntry, Run, RunScore
 from leaderboard.runs.details import run_details, run_header_for
 from leaderboard.runs.run_files import run_config
@@ -66,7 +67,7 @@ def run_cells(*, run: Run) -> dict[tuple[str, str], Cell]:
     """Return ``run``'s stored score rows as cells (one query)."""
     return {
         (row.table, row.track): Cell(
-            values={m: getattr(row, m) for m in ("tsr", "sir", "fcr", "pcr", "avg")},
+            values={m: getattr(row, m) for m in METRICS},
             interval=row.ci,
             episodes=row.episodes,
             spread=row.spread,
