@@ -526,22 +526,31 @@ def cmd_import_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bundle_verifies(bundle: Any, name: str, command: str, refusal: str) -> bool:
+    """Whether ``bundle`` verifies; if not, print its first 20 problems and that ``command``
+    did nothing (``refusal``). Only what verifies is scored or exported: a crafted bundle (a
+    duplicated episode, a step that disagrees with the replay) would otherwise be taken as
+    it claims, or end in a traceback."""
+    from evaluation.verify import verify_bundle
+
+    problems = verify_bundle(bundle)
+    for problem in problems[:20]:
+        print(f"{name}: {problem}", file=sys.stderr)
+    if problems:
+        print(
+            f"{command}: the bundle does not verify ({len(problems)} problems); {refusal}",
+            file=sys.stderr,
+        )
+    return not problems
+
+
 def cmd_export_parquet(args: argparse.Namespace) -> int:
     """Write a bundle's per-episode details as parquet with a dataset card (docs/exports.md)."""
     from evaluation.details import details, write_details
-    from evaluation.verify import verify_bundle
 
     bundle = read_bundle(Path(args.bundle))
     # Only what verifies is exported: the tables re-score to the run's tables.
-    problems = verify_bundle(bundle)
-    if problems:
-        for problem in problems[:20]:
-            print(f"{args.bundle}: {problem}", file=sys.stderr)
-        print(
-            f"export-parquet: the bundle does not verify ({len(problems)} problems); "
-            "nothing was written",
-            file=sys.stderr,
-        )
+    if not _bundle_verifies(bundle, args.bundle, "export-parquet", "nothing was written"):
         return 1
     written = write_details(details(bundle.header, bundle.episodes), Path(args.out))
     for name, path in written.paths.items():
@@ -561,7 +570,6 @@ def cmd_export_eee(args: argparse.Namespace) -> int:
         scores_from_results,
         write_eee,
     )
-    from evaluation.verify import verify_bundle
 
     bundle = read_bundle(Path(args.bundle))
     try:
@@ -569,15 +577,7 @@ def cmd_export_eee(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--model-id: {exc}") from None
     # Only what verifies is exported, as with export-parquet: the scores are the bundle's.
-    problems = verify_bundle(bundle)
-    if problems:
-        for problem in problems[:20]:
-            print(f"{args.bundle}: {problem}", file=sys.stderr)
-        print(
-            f"export-eee: the bundle does not verify ({len(problems)} problems); "
-            "nothing was written",
-            file=sys.stderr,
-        )
+    if not _bundle_verifies(bundle, args.bundle, "export-eee", "nothing was written"):
         return 1
     export = eee_export(
         header=bundle.header,
@@ -618,19 +618,10 @@ def _format_behaviour(title: str, table: BehaviourTable) -> list[str]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from evaluation.verify import verify_bundle
-
     bundle = read_bundle(Path(args.bundle))
     # Only a bundle that verifies has scores: a crafted one (a duplicated episode, a step that
     # disagrees with the replay) would otherwise be scored as it claims, or end in a traceback.
-    problems = verify_bundle(bundle)
-    if problems:
-        for problem in problems[:20]:
-            print(f"{args.bundle}: {problem}", file=sys.stderr)
-        print(
-            f"score: the bundle does not verify ({len(problems)} problems); nothing was scored",
-            file=sys.stderr,
-        )
+    if not _bundle_verifies(bundle, args.bundle, "score", "nothing was scored"):
         return 1
     results = episode_results(bundle.episodes)
     scores = score_json(results)
