@@ -23,6 +23,7 @@ from evaluation.details import (
 )
 from evaluation.details import episode_results as parquet_results
 from evaluation.metrics import cognitive_stability, score_json
+from tests.evaluation.bundle_records import errored_episode, model_header
 
 
 @pytest.fixture(scope="module")
@@ -140,42 +141,7 @@ def test_a_bundle_that_does_not_verify_is_not_exported(random_bundle, tmp_path, 
 
 
 def test_a_model_episode_keeps_its_tokens_errors_and_a_sites_urls():
-    header = {
-        "agent": {"name": "openai:gpt-4o", "kind": "model"},
-        "model": {"provider": "openai", "model": "gpt-4o"},
-        "benchmark": {"version": "v3", "prompt_version": "v3"},
-        "renderer": {"version": "r", "image_size": 256},
-        "tool": {"name": "mirrorbench", "run": 7},
-    }
-    scene = "male_0-mano_white-splash"
-    step = {
-        "index": 0,
-        "response": "Choice: [9]",
-        "option": None,
-        "parse_error": "no option 1-6",
-        "executed": False,
-        "distance_steps": 5,
-        "hand_cell": [0, 0, 0],
-        "frame_key": "ab" * 20,
-        "input_tokens": 1200,
-        "output_tokens": 30,
-        "latency_s": 1.5,
-    }
-    errored = {
-        "type": "episode",
-        "scene_id": scene,
-        "track": "Human",
-        "level": 3,
-        "status": "error",
-        "error": "[rate_limited HTTP 429] slow down",
-        "d0_steps": 5,
-        "max_steps": 20,
-        "success": False,
-        "distances": [5, 5],
-        "steps": [step],
-        "metrics": None,
-        "started": "2026-12-01T10:00:00+00:00",
-    }
+    header, errored = model_header(), errored_episode()
     extras = [EpisodeExtras(url="https://x/episodes/3/", cost_usd=0.01, frame_urls=["https://f"])]
     tables = details(header, [errored], extras=extras)
     row = tables.episodes.to_pylist()[0]

@@ -28,6 +28,7 @@ from evaluation.eee import (
 )
 from evaluation.metrics import bootstrap_ci, repeat_spread, score_json
 from evaluation.vocabulary import LEVEL_KEYS, METRICS, OVERALL
+from tests.evaluation.bundle_records import errored_episode, model_header
 from tests.parts import import_part
 
 EEE_HINT = "make install installs it (requirements-eee.txt)"
@@ -257,45 +258,8 @@ def test_the_validator_refuses_what_the_schema_forbids(validation, exported, tmp
 
 
 def test_a_model_episode_keeps_its_tokens_its_error_and_a_sites_frame_urls(validation, tmp_path):
-    header = {
-        "type": "header",
-        "agent": {"name": "openai:gpt-4o", "kind": "model"},
-        "model": {"provider": "openai", "model": "gpt-4o", "base_url": None},
-        "generation": {"temperature": 0.0, "max_tokens": 2048, "seed": 3},
-        "benchmark": {"version": "v3", "scene_set": "v2", "prompt_version": "v3"},
-        "renderer": {"version": "r", "image_size": 256},
-        "tool": {"name": "mirrorbench", "version": "0.1.0", "run": 7},
-    }
-    scene = "male_0-mano_white-splash"
-    step = {
-        "index": 0,
-        "response": "Choice: [9]",
-        "option": None,
-        "parse_error": "no option 1-6",
-        "executed": False,
-        "distance_steps": 5,
-        "hand_cell": [0, 0, 0],
-        "frame_key": "ab" * 20,
-        "input_tokens": 1200,
-        "output_tokens": 30,
-        "latency_s": 1.5,
-    }
-    errored = {
-        "type": "episode",
-        "scene_id": scene,
-        "track": "Human",
-        "level": 3,
-        "status": "error",
-        "error": "[rate_limited HTTP 429] slow down",
-        "d0_steps": 5,
-        "max_steps": 20,
-        "success": False,
-        "distances": [5, 5],
-        "steps": [step],
-        "metrics": None,
-        "started": "2026-12-01T10:00:00+00:00",
-        "finished": "2026-12-01T10:00:09+00:00",
-    }
+    header = model_header()
+    errored = errored_episode(finished="2026-12-01T10:00:09+00:00")
     extras = [EpisodeExtras(url="https://x/episodes/3/", frame_urls=["https://x/frames/ab.png"])]
     export = eee_export(
         header=header,
