@@ -664,8 +664,9 @@ def frames_prefetch_wait(timeout_s: float = 30.0) -> bool:
         futures_wait(pending, timeout=left)
 
 
-_prefetch_saved: deque[str] = deque()
-"""Frames whose files prefetching saved, for a request thread to mark stored."""
+_prefetch_saved: deque[tuple[str, dict[str, int]]] = deque()
+"""Frames whose files prefetching saved (key, bytes of each file), for a request thread to
+mark stored."""
 
 
 def _prefetched_mark_stored() -> None:
@@ -674,10 +675,13 @@ def _prefetched_mark_stored() -> None:
     disk budget (``frames_stored_bytes``) and can be evicted."""
     while True:
         try:
-            key = _prefetch_saved.popleft()
+            key, sizes = _prefetch_saved.popleft()
         except IndexError:
             return
-        _mark_stored(key)
+        # One update, with the sizes the saving thread measured (the row may be marked by
+        # now: the request that showed the frame).
+        now = timezone.now()
+        Frame.objects.filter(pk=key, stored__isnull=True).update(**sizes, stored=now, used=now)
 
 
 def _prefetch_store(key: str, made: Future[bytes]) -> None:
@@ -692,9 +696,8 @@ def _prefetch_store(key: str, made: Future[bytes]) -> None:
 
     def store() -> None:
         try:
-            if not frame_exists(key):
-                _frame_files_save(key, png)
-            _prefetch_saved.append(key)
+            if not frame_exists(key):  # else stored meanwhile, and recorded by whoever did
+                _prefetch_saved.append((key, _frame_files_save(key, png)))
         except Exception as exc:  # best effort: the request that shows it stores it
             logger.info("A prefetched frame %s was left unsaved: %s", key, exc)
 
