@@ -65,16 +65,19 @@ worker: install
 # share a worker. JOBS=1 runs it in one process (a debugger, a bisect); PYTEST_ARGS adds options.
 JOBS ?= auto
 XDIST = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
+# Bytecode is written (PYTHONDONTWRITEBYTECODE emptied): otherwise each of the suite's Python
+# processes (xdist workers, the web servers and workers tests start) compiles every project
+# module, and pytest rewrites every test module's asserts, again (about 10 s CPU a worker).
 test: install test-deps
 	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
-	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-deps:
 	@bash scripts/test-deps.sh
 
 test-fast: install
 	@data=$$(mktemp -d); trap 'rm -rf "$$data"' EXIT; \
-	MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= MIRRORBENCH_DATA_DIR=$$data $(BIN)/python -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python -m benchmarks.render

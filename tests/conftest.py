@@ -26,6 +26,16 @@ os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 pytest_plugins = ["tests.leaderboard.browser", "tests.leaderboard.render_fakes", "pytester"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Passwords are hashed with MD5 in the suite's own process, as Django's testing guide
+    advises: the site's PBKDF2 (a million rounds, about 0.4 s a hash) made every sign-in and
+    sign-up of a test pay that price (about a minute of the suite's CPU). Processes a test
+    starts (web servers, workers) keep the site's hashers; no test checks which one is used."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def _empty_cache():
     """Each test starts with no throttle counts and no cached tables: the caches are folders
