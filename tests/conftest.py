@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
 import pytest
+from _pytest.nodeid import NodeId
 from django.db import transaction
 
 Unblock = Callable[[], AbstractContextManager[None]]
@@ -34,6 +35,26 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test marked ``xdist_group`` its group's suffix (``test_x@browser``), which
+    ``--dist loadgroup`` sends to one worker. pytest-xdist (3.8) appends it by setting
+    ``item._nodeid``, which pytest 9.2 no longer reads (a node's id is ``item._id``): every
+    group was silently ignored, and its tests spread over the workers. Runs after xdist's own
+    hook, and adds nothing where that one worked."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        groups = sorted(
+            {
+                str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                for mark in item.iter_markers("xdist_group")
+            }
+        )
+        if groups and "@" not in item.nodeid.rpartition("::")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(autouse=True)

@@ -42,6 +42,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Every test that uses the browser goes to one pytest-xdist group (``--dist loadgroup``):
     one worker runs them one after another with one chromium, which starting for each module
     instead cost about 1.5 s of CPU 28 times. Before xdist's own hook, which reads the group."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker(
             "xdist_group"
@@ -49,15 +51,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> object:
     """A headless chromium, shared by the tests that run one after another with it (all of
     them, under ``make test``: ``pytest_collection_modifyitems``); nothing is downloaded. It
     closes when the next test does not use it (``pytest_runtest_teardown``).
 
-    Playwright's sync API keeps an event loop running in this thread, which Django's guard
-    takes for async code; the ORM calls made meanwhile (loading the fixture, flushing the
-    database) are plain synchronous ones, so the guard is lifted while the browser is open.
+    Module-scoped, so that it opens before a test's database fixtures: Playwright's sync API
+    switches this thread to a greenlet of its own, whose context would hold other database
+    connections than the transaction a test's ``db`` fixture had already opened. It keeps an
+    event loop running, which Django's guard takes for async code; the ORM calls made
+    meanwhile (loading the fixture, flushing the database) are plain synchronous ones, so the
+    guard is lifted while the browser is open.
     """
     require_part(f"Debian's chromium ({CHROMIUM})", CHROMIUM.exists(), TEST_DEPS)
     if _shared.chromium is None:
