@@ -599,29 +599,34 @@ class Step(models.Model):
         return f"step {self.index} of {self.episode}"
 
     @classmethod
-    def from_record(cls, episode_id: int, record: dict[str, Any]) -> Step:
-        """Return an unsaved step from a results-bundle step record."""
-        return cls(
-            episode_id=episode_id,
-            index=record["index"],
-            response=record["response"],
-            option=record["option"],
-            parse_error=record["parse_error"] or "",
-            executed=record["executed"],
-            distance_steps=record["distance_steps"],
-            hand_cell=record["hand_cell"],
-            frame_key=record.get("frame_key") or "",
-            input_tokens=record.get("input_tokens"),
-            output_tokens=record.get("output_tokens"),
-            cached_input_tokens=record.get("cached_input_tokens"),
-            latency_s=record.get("latency_s"),
-            cached=bool(record.get("cached", False)),
-            request={
+    def values_from_record(cls, episode_id: int, record: dict[str, Any]) -> dict[str, Any]:
+        """Return the field values (by attribute name) of a results-bundle step record."""
+        return {
+            "episode_id": episode_id,
+            "index": record["index"],
+            "response": record["response"],
+            "option": record["option"],
+            "parse_error": record["parse_error"] or "",
+            "executed": record["executed"],
+            "distance_steps": record["distance_steps"],
+            "hand_cell": record["hand_cell"],
+            "frame_key": record.get("frame_key") or "",
+            "input_tokens": record.get("input_tokens"),
+            "output_tokens": record.get("output_tokens"),
+            "cached_input_tokens": record.get("cached_input_tokens"),
+            "latency_s": record.get("latency_s"),
+            "cached": bool(record.get("cached", False)),
+            "request": {
                 key: value
                 for key, value in (record.get("request") or {}).items()
                 if key in cls.REQUEST_KEYS
             },
-        )
+        }
+
+    @classmethod
+    def from_record(cls, episode_id: int, record: dict[str, Any]) -> Step:
+        """Return an unsaved step from a results-bundle step record."""
+        return cls(**cls.values_from_record(episode_id, record))
 
     def as_record(self) -> dict[str, Any]:
         """Return the step as a results-bundle step record."""

@@ -56,6 +56,7 @@ from PIL import Image
 
 from evaluation.render_pool import RenderPool
 from evaluation.vocabulary import MAIN_CONDITION
+from leaderboard.bulk import rows_insert
 from leaderboard.frames.selectors import (
     FRAME_VARIANTS,
     episode_cells,
@@ -260,19 +261,19 @@ def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
     known = set(Frame.objects.filter(pk__in=keys).values_list("pk", flat=True))
     version = renderer_version()
     new = {
-        key: Frame(
-            key=key,
-            scene=spec.scene,
-            cell=list(spec.cell),
-            size=spec.size,
-            mirror=spec.mirror,
-            condition=spec.condition,
-            renderer=version,
-        )
+        key: {
+            "key": key,
+            "scene_id": spec.scene.pk,
+            "cell": list(spec.cell),
+            "size": spec.size,
+            "mirror": spec.mirror,
+            "condition": spec.condition,
+            "renderer": version,
+        }
         for key, spec in zip(keys, specs, strict=True)
         if key not in known
     }
-    Frame.objects.bulk_create(new.values(), ignore_conflicts=True)
+    rows_insert(Frame, new.values(), ignore_conflicts=True)
     for key in new:
         try:
             exists = frame_exists(key)

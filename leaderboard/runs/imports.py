@@ -20,6 +20,7 @@ from leaderboard.boards.scores import (
     run_scores_refresh,
     score_rows,
 )
+from leaderboard.bulk import rows_insert
 from leaderboard.data_version import data_version_bump
 from leaderboard.frames.services import run_frames_queue, run_frames_register
 from leaderboard.models import (
@@ -206,10 +207,13 @@ def _run_store(
         for record in bundle.episodes
     )
     if with_steps:
-        Step.objects.bulk_create(
-            Step.from_record(episode.pk, step)
-            for episode, record in zip(episodes, bundle.episodes, strict=True)
-            for step in record["steps"]
+        rows_insert(
+            Step,
+            (
+                Step.values_from_record(episode.pk, step)
+                for episode, record in zip(episodes, bundle.episodes, strict=True)
+                for step in record["steps"]
+            ),
         )
     run_scores_refresh(run=run)
     if list_run:
