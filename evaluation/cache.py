@@ -35,6 +35,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,10 @@ def request_key(
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+_OPEN_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+"""The waits between tries to prepare the cache's file when another process holds it."""
+
+
 class ResponseCache:
     """Replies stored by request key in a SQLite file."""
 
@@ -100,7 +105,23 @@ class ResponseCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        for wait in (*_OPEN_WAITS_S, None):
+            try:
+                self._prepare()
+                break
+            except sqlite3.OperationalError as exc:
+                if wait is None or "locked" not in str(exc):
+                    self._db.close()
+                    raise
+                time.sleep(wait)
+
+    def _prepare(self) -> None:
+        # Switching to WAL takes the file's exclusive lock, and SQLite answers "database is
+        # locked" at once, without waiting, when another process opening the same new file
+        # holds its shared lock for the same switch (a worker's episodes start together):
+        # the switch is asked for only when the file is not in WAL yet, and tried again.
+        if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)"
         )

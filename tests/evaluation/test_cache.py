@@ -7,6 +7,8 @@ against a loopback model server that garbles some answers, counting what it is a
 """
 
 import json
+import sqlite3
+import threading
 
 from evaluation.cache import ResponseCache, StepKey, request_key
 from evaluation.cli import main
@@ -130,3 +132,23 @@ def test_the_store_keeps_replies_across_connections(tmp_path):
     reply = again.get("k")
     again.close()
     assert reply is not None and reply.text == "Choice: [1]" and reply.input_tokens == 10
+
+
+def test_a_cache_file_another_process_holds_while_it_is_opened_is_waited_for(tmp_path):
+    """A worker's episodes open the shared cache file together. Switching a new file to WAL
+    needs its exclusive lock, and SQLite answered "database is locked" (after its 5 s busy
+    wait, or at once when two openers met) instead of the episode starting: the task failed
+    and the episode waited for the stale check. Here another connection holds the lock for
+    longer than SQLite's own wait; the cache opens once it is let go."""
+    path = tmp_path / "cache.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(5.5, holder.execute, ("COMMIT",))
+    release.start()
+    try:
+        store = ResponseCache(path)
+    finally:
+        release.join()
+        holder.close()
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
