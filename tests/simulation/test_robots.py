@@ -382,3 +382,29 @@ def test_an_unknown_hand_raises_key_error_naming_the_valid_hands() -> None:
     with pytest.raises(KeyError) as caught:
         add_robot_hand(spec, spec.worldbody.add_body(), "mano_white")
     assert all(hand_id in str(caught.value) for hand_id in ROBOT_HAND_IDS)
+
+
+def _attached(body_id: str) -> mujoco.MjModel:
+    spec = mujoco.MjSpec()
+    add_robot_body(spec, spec.worldbody.add_body(name="stand"), body_id)
+    return spec.compile()
+
+
+def test_a_robot_is_read_from_its_files_once_and_each_scene_gets_its_own_copy(monkeypatch):
+    """The reduced model of an asset is made once per process; every attach gets a copy, so
+    what one scene's spec changes never reaches the next, and each compiles the same model."""
+    first = _attached("tienkung")
+    loads: list[str] = []
+    from_file = mujoco.MjSpec.from_file
+    monkeypatch.setattr(
+        mujoco.MjSpec, "from_file", staticmethod(lambda path: loads.append(path) or from_file(path))
+    )
+    spec = mujoco.MjSpec()
+    add_robot_body(spec, spec.worldbody.add_body(name="stand"), "tienkung")
+    for geom in spec.geoms:
+        geom.rgba = [1.0, 0.0, 0.0, 1.0]  # a change to this scene's copy alone
+    again = _attached("tienkung")
+    assert loads == []
+    assert first.ngeom == again.ngeom and first.nmesh == again.nmesh
+    for name in ("geom_pos", "geom_quat", "geom_rgba", "mesh_vert", "mesh_face"):
+        assert np.array_equal(getattr(first, name), getattr(again, name)), name
