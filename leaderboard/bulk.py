@@ -31,7 +31,7 @@ _CAST = (
 
 def _converter(field: models.Field[Any, Any], connection: Any) -> Callable[[Any], Any]:
     target = field.target_field if isinstance(field, models.ForeignKey) else field
-    if isinstance(target, _CAST) and not isinstance(field, models.JSONField):
+    if isinstance(target, _CAST):
         return field.get_prep_value
     return lambda value: field.get_db_prep_save(value, connection)
 
@@ -52,7 +52,6 @@ def rows_insert(
     """
     connection = connections[router.db_for_write(model)]
     fields = [f for f in model._meta.concrete_fields if not isinstance(f, models.AutoField)]
-    column_names = [f.column for f in fields if f.column]
     now = timezone.now()
     stamped = {
         f.attname
@@ -77,7 +76,7 @@ def rows_insert(
         for part in (
             connection.ops.insert_statement(on_conflict=on_conflict),
             quote(model._meta.db_table),
-            "({})".format(", ".join(quote(column) for column in column_names)),
+            "({})".format(", ".join(quote(str(f.column)) for f in fields)),
             "VALUES ({})".format(", ".join(["%s"] * len(fields))),
             connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None),
         )

@@ -299,9 +299,12 @@ _HANDS: dict[str, _Recipe] = {
     ),
 }
 
+_RECIPES: dict[str, _Recipe] = {**_BODIES, **_HANDS}
+"""Every robot asset's recipe, bodies and hands, by asset id."""
+
 ASSET_SOURCES: dict[str, str] = {
     asset_id: f"{recipe.package}: {recipe.path} ({recipe.licence})"
-    for asset_id, recipe in {**_BODIES, **_HANDS}.items()
+    for asset_id, recipe in _RECIPES.items()
 }
 """Asset id -> ``"package: relative path (licence)"``, for the docs."""
 
@@ -326,7 +329,7 @@ def add_robot_body(spec: mujoco.MjSpec, parent: mujoco.MjsBody, body_id: str) ->
         raise KeyError(
             f"unknown robot body {body_id!r}; valid bodies are {', '.join(ROBOT_BODY_IDS)}"
         )
-    _attach(spec, parent, body_id, _BODIES[body_id])
+    _attach(spec, parent, body_id)
 
 
 def add_robot_hand(spec: mujoco.MjSpec, parent: mujoco.MjsBody, hand_id: str) -> None:
@@ -347,7 +350,7 @@ def add_robot_hand(spec: mujoco.MjSpec, parent: mujoco.MjsBody, hand_id: str) ->
         raise KeyError(
             f"unknown robot hand {hand_id!r}; valid hands are {', '.join(ROBOT_HAND_IDS)}"
         )
-    _attach(spec, parent, hand_id, _HANDS[hand_id])
+    _attach(spec, parent, hand_id)
     _add_halo(spec, parent, hand_id)
 
 
@@ -419,7 +422,7 @@ def _halo_rows(hand_id: str) -> tuple[tuple[float, float, float], ...]:
     ``(z, y0, y1)`` of ``_HALO_CELL_M`` squares, in the hand's frame."""
     spec = mujoco.MjSpec()
     hand = spec.worldbody.add_body(name="hand")
-    _attach(spec, hand, hand_id, _HANDS[hand_id])
+    _attach(spec, hand, hand_id)
     model = spec.compile()
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
@@ -467,11 +470,10 @@ def model_path(asset_id: str) -> Path:
     Raises:
         KeyError: ``asset_id`` is neither a robot body nor a robot hand id.
     """
-    recipes = {**_BODIES, **_HANDS}
-    if asset_id not in recipes:
+    if asset_id not in _RECIPES:
         valid = ", ".join((*ROBOT_BODY_IDS, *ROBOT_HAND_IDS))
         raise KeyError(f"unknown robot asset {asset_id!r}; valid assets are {valid}")
-    recipe = recipes[asset_id]
+    recipe = _RECIPES[asset_id]
     return _package_dir(recipe.package) / recipe.path
 
 
@@ -487,7 +489,8 @@ def _package_dir(package: str) -> Path:
     return Path(next(iter(found.submodule_search_locations)))
 
 
-def _attach(spec: mujoco.MjSpec, parent: mujoco.MjsBody, asset_id: str, recipe: _Recipe) -> None:
+def _attach(spec: mujoco.MjSpec, parent: mujoco.MjsBody, asset_id: str) -> None:
+    recipe = _RECIPES[asset_id]
     child = _prepared(asset_id).copy()
     frame = parent.add_frame(pos=list(recipe.pos), quat=list(recipe.quat))
     if recipe.scale != 1.0:
@@ -501,7 +504,7 @@ def _prepared(asset_id: str) -> mujoco.MjSpec:
     """The reduced model of a robot asset (``_prepare``), made once per process: each scene
     attaches a copy. Loading the MJCF, pruning and posing it and reading its simplified meshes
     took most of a robot scene's set-up (about 0.09 s of it, each time a scene was built)."""
-    return _prepare(model_path(asset_id), {**_BODIES, **_HANDS}[asset_id])
+    return _prepare(model_path(asset_id), _RECIPES[asset_id])
 
 
 def _prepare(path: Path, recipe: _Recipe) -> mujoco.MjSpec:

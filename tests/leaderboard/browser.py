@@ -41,14 +41,17 @@ _shared = _Shared()
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that uses the browser goes to one pytest-xdist group (``--dist loadgroup``):
     one worker runs them one after another with one chromium, which starting for each module
-    instead cost about 1.5 s of CPU 28 times. Before xdist's own hook, which reads the group."""
+    instead cost about 1.5 s of CPU 28 times. Before the hook that turns a group into its
+    node-id suffix (``tests/conftest.py``)."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        if "browser" in getattr(item, "fixturenames", ()) and not item.get_closest_marker(
-            "xdist_group"
-        ):
+        if _uses_browser(item) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def _uses_browser(item: pytest.Item | None) -> bool:
+    return item is not None and "browser" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +102,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     try:
         return (yield)
     finally:
-        if _shared.chromium is not None and (
-            nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ())
-        ):
+        if _shared.chromium is not None and not _uses_browser(nextitem):
             _close()
 
 
