@@ -60,9 +60,10 @@ worker: install
 	$(BIN)/python manage.py worker --concurrency $(WORKER_CONCURRENCY)
 
 # The suite runs against a throwaway data directory, never var/, removed however pytest ends
-# (pass, fail, Ctrl-C). It is spread over the cores (pytest-xdist, one worker per core, each
-# with a data directory of its own: tests/xdist_workers.py); tests marked with one xdist_group
-# share a worker. JOBS=1 runs it in one process (a debugger, a bisect); PYTEST_ARGS adds options.
+# (pass, fail, Ctrl-C). It is spread over the cores (pytest-xdist, two workers more than the
+# cores, each with a data directory of its own: tests/xdist_workers.py says why); tests marked
+# with one xdist_group share a worker. JOBS=1 runs it in one process (a debugger, a bisect);
+# PYTEST_ARGS adds options.
 JOBS ?= auto
 XDIST = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
 # Bytecode is written (PYTHONDONTWRITEBYTECODE emptied): otherwise each of the suite's Python
