@@ -6,38 +6,11 @@ the part is back. Each prints one row of the fault table (``fault_row``); ``pyte
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from evaluation.outbound import ALLOW_PRIVATE_ENV
 from tests.leaderboard.conftest import s3_server  # noqa: F401  (the fixture: moto on loopback)
 from tests.leaderboard.workers import Results
-
-HERE = Path(__file__).resolve().parent
-
-LINES = {
-    "test_redis_outage.py": "faults-a",
-    "test_two_hosts.py": "faults-a",
-    "test_disk_full.py": "faults-a",
-}
-"""The two lines the fault tests run in under ``make test`` (pytest-xdist groups): these
-modules in one, the others in the other, about 190 s each on 2 cores. A fault test mostly waits
-(an outage held for 10 s, a stale episode taken over, back-offs): spread over every worker,
-three or four of them waited at once now and then and left the cores idle; in two lines, at most
-two wait while the other workers compute."""
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put each fault test in its line (``LINES``, else ``faults-b``), before the hook that
-    turns a group into its node-id suffix (``tests/conftest.py``)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.path.parent == HERE and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(LINES.get(item.path.name, "faults-b")))
-
 
 HEADER = f"{'fault':<48} {'expected':>8} {'stored':>6} {'duplicated':>10} {'recovered in':>12}"
 
