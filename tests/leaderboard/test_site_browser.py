@@ -15,6 +15,7 @@ from django.utils import timezone
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import UserFactory, import_run
+from tests.leaderboard.snapshots import DatabaseSnapshot
 from tests.parts import DEV_EXTRA, import_part, require_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
@@ -36,15 +37,33 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "a-long-password-42"
 
 
+@pytest.fixture(scope="module")
+def site_rows():
+    snapshot = DatabaseSnapshot[dict[str, int]]()
+    yield snapshot
+    snapshot.close()
+
+
 @pytest.fixture
-def site(live_server, bundles) -> dict[str, object]:
-    """The paper's rows, the Oracle and Random evaluated here, and alice, who may evaluate."""
-    reference_results_load()
-    oracle = import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
-    random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
-    UserFactory(username="alice", password=PASSWORD, permissions=["leaderboard.add_run"])
-    episode = Episode.objects.filter(run=random).order_by("pk").first()
-    return {"url": live_server.url, "oracle": oracle, "random": random, "episode": episode}
+def site(live_server, bundles, site_rows) -> dict[str, object]:
+    """The paper's rows, the Oracle and Random evaluated here, and alice, who may evaluate:
+    made by the module's first test, put back for the others (``DatabaseSnapshot``)."""
+
+    def make() -> dict[str, int]:
+        reference_results_load()
+        oracle = import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+        random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+        UserFactory(username="alice", password=PASSWORD, permissions=["leaderboard.add_run"])
+        episode = Episode.objects.filter(run=random).order_by("pk").first()
+        return {"oracle": oracle.pk, "random": random.pk, "episode": episode.pk}
+
+    pks = site_rows.rows(make)
+    return {
+        "url": live_server.url,
+        "oracle": Run.objects.get(pk=pks["oracle"]),
+        "random": Run.objects.get(pk=pks["random"]),
+        "episode": Episode.objects.get(pk=pks["episode"]),
+    }
 
 
 def _page(browser, viewport, **kwargs):
