@@ -9,7 +9,9 @@ alice, bob and charlie):
 - ``moderator`` is staff with every ``leaderboard.change_*`` permission (the admin).
 """
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import factory.random
 import pytest
@@ -18,6 +20,7 @@ from django.contrib.auth.models import Permission
 from schemathesis.pytest.plugin import SchemathesisFunction
 
 from tests.leaderboard.factories import UserFactory, make_bundle
+from tests.leaderboard.snapshots import DatabaseSnapshot
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -68,6 +71,15 @@ def moderator(db):
     return UserFactory(
         username="moderator", is_staff=True, permissions=[f"leaderboard.{c}" for c in change]
     )
+
+
+@pytest.fixture(scope="module")
+def module_rows() -> Iterator[DatabaseSnapshot[Any]]:
+    """The rows a module's transactional tests share: made by its first test, put back before
+    each later one (``DatabaseSnapshot.rows``)."""
+    snapshot: DatabaseSnapshot[Any] = DatabaseSnapshot()
+    yield snapshot
+    snapshot.close()
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import pytest
 from leaderboard.models import ModelEntry
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import import_run
-from tests.leaderboard.snapshots import DatabaseSnapshot
 from tests.leaderboard.test_browser import query
 from tests.parts import DEV_EXTRA, import_part
 
@@ -22,15 +21,8 @@ expect = sync_api.expect
 DRAWN = ".chart-plot[data-chart-state='drawn']"
 
 
-@pytest.fixture(scope="module")
-def site_rows():
-    snapshot = DatabaseSnapshot[None]()
-    yield snapshot
-    snapshot.close()
-
-
 @pytest.fixture
-def site(live_server, bundles, site_rows) -> str:
+def site(live_server, bundles, module_rows) -> str:
     """The live server with the paper's rows and two runs evaluated here (with episodes):
     made by the module's first test, put back for the others (``DatabaseSnapshot``)."""
 
@@ -39,7 +31,7 @@ def site(live_server, bundles, site_rows) -> str:
         import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
         import_run(bundles["mirror-confused"], "Small-VL-7B", params_b=7.0)
 
-    site_rows.rows(make)
+    module_rows.rows(make)
     return live_server.url
 
 

@@ -15,7 +15,6 @@ from django.utils import timezone
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.imports import reference_results_load
 from tests.leaderboard.factories import UserFactory, import_run
-from tests.leaderboard.snapshots import DatabaseSnapshot
 from tests.parts import DEV_EXTRA, import_part, require_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
@@ -37,15 +36,8 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "a-long-password-42"
 
 
-@pytest.fixture(scope="module")
-def site_rows():
-    snapshot = DatabaseSnapshot[dict[str, int]]()
-    yield snapshot
-    snapshot.close()
-
-
 @pytest.fixture
-def site(live_server, bundles, site_rows) -> dict[str, object]:
+def site(live_server, bundles, module_rows) -> dict[str, object]:
     """The paper's rows, the Oracle and Random evaluated here, and alice, who may evaluate:
     made by the module's first test, put back for the others (``DatabaseSnapshot``)."""
 
@@ -57,7 +49,7 @@ def site(live_server, bundles, site_rows) -> dict[str, object]:
         episode = Episode.objects.filter(run=random).order_by("pk").first()
         return {"oracle": oracle.pk, "random": random.pk, "episode": episode.pk}
 
-    pks = site_rows.rows(make)
+    pks = module_rows.rows(make)
     return {
         "url": live_server.url,
         "oracle": Run.objects.get(pk=pks["oracle"]),
