@@ -32,11 +32,15 @@ def test_pytest_n_auto_starts_them(tmp_path):
     (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
     env.pop("PYTEST_XDIST_WORKER", None)
+    # Only xdist and this plugin: each worker loading every installed plugin cost 2 s of CPU.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
+            "-p",
+            "xdist",
             "-n",
             "auto",
             "-p",
