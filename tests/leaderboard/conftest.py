@@ -74,9 +74,10 @@ def moderator(db):
 
 
 @pytest.fixture(scope="module")
-def module_rows() -> Iterator[DatabaseSnapshot[Any]]:
-    """The rows a module's transactional tests share: made by its first test, put back before
-    each later one (``DatabaseSnapshot.rows``)."""
+def module_snapshot() -> Iterator[DatabaseSnapshot[Any]]:
+    """The rows a module's transactional tests share (those of the live server): made by its
+    first test, put back before each later one (``DatabaseSnapshot.rows``). Tests inside a
+    transaction keep a module's rows with ``module_rows`` (``tests/conftest.py``) instead."""
     snapshot: DatabaseSnapshot[Any] = DatabaseSnapshot()
     yield snapshot
     snapshot.close()

@@ -22,7 +22,7 @@ DRAWN = ".chart-plot[data-chart-state='drawn']"
 
 
 @pytest.fixture
-def site(live_server, bundles, module_rows) -> str:
+def site(live_server, bundles, module_snapshot) -> str:
     """The live server with the paper's rows and two runs evaluated here (with episodes):
     made by the module's first test, put back for the others (``DatabaseSnapshot``)."""
 
@@ -31,7 +31,7 @@ def site(live_server, bundles, module_rows) -> str:
         import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
         import_run(bundles["mirror-confused"], "Small-VL-7B", params_b=7.0)
 
-    module_rows.rows(make)
+    module_snapshot.rows(make)
     return live_server.url
 
 

@@ -37,7 +37,7 @@ PASSWORD = "a-long-password-42"
 
 
 @pytest.fixture
-def site(live_server, bundles, module_rows) -> dict[str, object]:
+def site(live_server, bundles, module_snapshot) -> dict[str, object]:
     """The paper's rows, the Oracle and Random evaluated here, and alice, who may evaluate:
     made by the module's first test, put back for the others (``DatabaseSnapshot``)."""
 
@@ -49,7 +49,7 @@ def site(live_server, bundles, module_rows) -> dict[str, object]:
         episode = Episode.objects.filter(run=random).order_by("pk").first()
         return {"oracle": oracle.pk, "random": random.pk, "episode": episode.pk}
 
-    pks = module_rows.rows(make)
+    pks = module_snapshot.rows(make)
     return {
         "url": live_server.url,
         "oracle": Run.objects.get(pk=pks["oracle"]),
