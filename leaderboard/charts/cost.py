@@ -8,9 +8,7 @@ chart's text alternative), from ``charts.selectors.cost_points``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING, Any
 
 from evaluation.cost import FULL_RUN_EPISODES, pareto_front
 from leaderboard.charts.figures import (
@@ -18,6 +16,7 @@ from leaderboard.charts.figures import (
     OKABE_ITO,
     Chart,
     ChartTable,
+    Deferred,
     _axis,
     _escape,
     _figure,
@@ -26,6 +25,11 @@ from leaderboard.charts.figures import (
 )
 from leaderboard.charts.selectors import CostPoint
 from leaderboard.formatting import KIND_LABELS, dollars, metric, thousands
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+else:
+    go = Deferred("plotly.graph_objects")  # loaded on the first chart (figures.Deferred)
 
 COST_COLUMNS = [
     "Model",

@@ -12,13 +12,11 @@ series also differs by marker symbol or line dash, so nothing is told by colour 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING, Any
 
 from evaluation.vocabulary import (
     AVG,
@@ -34,6 +32,27 @@ from evaluation.vocabulary import (
 from leaderboard.charts.selectors import MLLM_KINDS, RANDOM_SLUG, ChartRun, runs_by_model
 from leaderboard.formatting import KIND_LABELS, SOURCE_LABELS, metric, params
 from leaderboard.models import ModelEntry
+
+
+class Deferred:
+    """A module imported when one of its names is first used, not when this one is.
+
+    plotly (with the narwhals it loads) took about 90 ms of CPU in every process that loads the
+    site's URLs: each web process, worker and ``manage.py`` command, most of which never draws a
+    chart. The first chart a process draws pays it once.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+else:
+    go = Deferred("plotly.graph_objects")
 
 OKABE_ITO = {
     "orange": "#E69F00",
@@ -577,6 +596,8 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
     line per model (Overall column)."""
     shown = [run for run in runs if run.has_levels]
     titles = [metric_label(m) for m in RADAR_METRICS]
+    from plotly.subplots import make_subplots
+
     figure = make_subplots(
         rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16
     )
