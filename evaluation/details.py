@@ -14,16 +14,15 @@ listed in ``docs/exports.md``.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 
 from evaluation.confusion import episode_behaviour
@@ -38,80 +37,95 @@ from evaluation.vocabulary import (
 )
 from simulation.catalogue import Scene, UnknownSceneError, get_scene
 
+if TYPE_CHECKING:
+    # pyarrow loads when a table is built or written, not with this module: the board's views
+    # import it, so every web process, worker and manage.py command paid about 30 ms for it.
+    import pyarrow as pa
+
 EPISODES_FILE = "episodes.parquet"
 STEPS_FILE = "steps.parquet"
 CARD_FILE = "README.md"
 LICENSE = "mit"
 """The licence the card declares: the project's own (the results are MirrorBench's output)."""
 
-EPISODE_SCHEMA = pa.schema(
-    [
-        pa.field("episode_key", pa.string(), nullable=False),
-        pa.field("run_id", pa.int64()),
-        pa.field("model", pa.string()),
-        pa.field("agent", pa.string(), nullable=False),
-        pa.field("benchmark_version", pa.string()),
-        pa.field("scene_set", pa.string()),
-        pa.field("prompt_version", pa.string()),
-        pa.field("dynamics_version", pa.string()),
-        pa.field("condition", pa.string(), nullable=False),
-        pa.field("renderer_version", pa.string()),
-        pa.field("image_size", pa.int32()),
-        pa.field("scene_id", pa.string(), nullable=False),
-        pa.field("body", pa.string()),
-        pa.field("hand", pa.string()),
-        pa.field("mark", pa.string()),
-        pa.field("track", pa.string(), nullable=False),
-        pa.field("level", pa.int8(), nullable=False),
-        pa.field("repeat", pa.int32(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("outcome", pa.string()),
-        pa.field("success", pa.bool_(), nullable=False),
-        pa.field("mirror_confused", pa.bool_()),
-        *(pa.field(metric, pa.float64()) for metric in METRICS),
-        pa.field("steps", pa.int32(), nullable=False),
-        pa.field("d0_steps", pa.int32(), nullable=False),
-        pa.field("max_steps", pa.int32(), nullable=False),
-        pa.field("distances", pa.list_(pa.int32()), nullable=False),
-        pa.field("error", pa.string()),
-        pa.field("error_category", pa.string()),
-        pa.field("input_tokens", pa.int64()),
-        pa.field("output_tokens", pa.int64()),
-        pa.field("cached_steps", pa.int32(), nullable=False),
-        pa.field("latency_s", pa.float64()),
-        pa.field("cost_usd", pa.float64()),
-        pa.field("started", pa.timestamp("ms", tz="UTC")),
-        pa.field("finished", pa.timestamp("ms", tz="UTC")),
-        pa.field("episode_url", pa.string()),
-    ]
-)
-"""One row per episode. ``episode_key`` joins it with the steps table."""
 
-STEP_SCHEMA = pa.schema(
-    [
-        pa.field("episode_key", pa.string(), nullable=False),
-        pa.field("scene_id", pa.string(), nullable=False),
-        pa.field("level", pa.int8(), nullable=False),
-        pa.field("repeat", pa.int32(), nullable=False),
-        pa.field("index", pa.int32(), nullable=False),
-        pa.field("option", pa.int8()),
-        pa.field("executed", pa.bool_(), nullable=False),
-        pa.field("distance", pa.int32(), nullable=False),
-        pa.field("hand_x", pa.int32(), nullable=False),
-        pa.field("hand_y", pa.int32(), nullable=False),
-        pa.field("hand_z", pa.int32(), nullable=False),
-        pa.field("parse_error", pa.string()),
-        pa.field("response", pa.string(), nullable=False),
-        pa.field("frame_key", pa.string()),
-        pa.field("frame_url", pa.string()),
-        pa.field("input_tokens", pa.int64()),
-        pa.field("output_tokens", pa.int64()),
-        pa.field("latency_s", pa.float64()),
-        pa.field("cached", pa.bool_(), nullable=False),
-        pa.field("model_id", pa.string()),
-    ]
-)
-"""One row per step, in episode then step order."""
+@functools.cache
+def episode_schema() -> pa.Schema:
+    """One row per episode. ``episode_key`` joins it with the steps table."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("episode_key", pa.string(), nullable=False),
+            pa.field("run_id", pa.int64()),
+            pa.field("model", pa.string()),
+            pa.field("agent", pa.string(), nullable=False),
+            pa.field("benchmark_version", pa.string()),
+            pa.field("scene_set", pa.string()),
+            pa.field("prompt_version", pa.string()),
+            pa.field("dynamics_version", pa.string()),
+            pa.field("condition", pa.string(), nullable=False),
+            pa.field("renderer_version", pa.string()),
+            pa.field("image_size", pa.int32()),
+            pa.field("scene_id", pa.string(), nullable=False),
+            pa.field("body", pa.string()),
+            pa.field("hand", pa.string()),
+            pa.field("mark", pa.string()),
+            pa.field("track", pa.string(), nullable=False),
+            pa.field("level", pa.int8(), nullable=False),
+            pa.field("repeat", pa.int32(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),
+            pa.field("outcome", pa.string()),
+            pa.field("success", pa.bool_(), nullable=False),
+            pa.field("mirror_confused", pa.bool_()),
+            *(pa.field(metric, pa.float64()) for metric in METRICS),
+            pa.field("steps", pa.int32(), nullable=False),
+            pa.field("d0_steps", pa.int32(), nullable=False),
+            pa.field("max_steps", pa.int32(), nullable=False),
+            pa.field("distances", pa.list_(pa.int32()), nullable=False),
+            pa.field("error", pa.string()),
+            pa.field("error_category", pa.string()),
+            pa.field("input_tokens", pa.int64()),
+            pa.field("output_tokens", pa.int64()),
+            pa.field("cached_steps", pa.int32(), nullable=False),
+            pa.field("latency_s", pa.float64()),
+            pa.field("cost_usd", pa.float64()),
+            pa.field("started", pa.timestamp("ms", tz="UTC")),
+            pa.field("finished", pa.timestamp("ms", tz="UTC")),
+            pa.field("episode_url", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def step_schema() -> pa.Schema:
+    """One row per step, in episode then step order."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("episode_key", pa.string(), nullable=False),
+            pa.field("scene_id", pa.string(), nullable=False),
+            pa.field("level", pa.int8(), nullable=False),
+            pa.field("repeat", pa.int32(), nullable=False),
+            pa.field("index", pa.int32(), nullable=False),
+            pa.field("option", pa.int8()),
+            pa.field("executed", pa.bool_(), nullable=False),
+            pa.field("distance", pa.int32(), nullable=False),
+            pa.field("hand_x", pa.int32(), nullable=False),
+            pa.field("hand_y", pa.int32(), nullable=False),
+            pa.field("hand_z", pa.int32(), nullable=False),
+            pa.field("parse_error", pa.string()),
+            pa.field("response", pa.string(), nullable=False),
+            pa.field("frame_key", pa.string()),
+            pa.field("frame_url", pa.string()),
+            pa.field("input_tokens", pa.int64()),
+            pa.field("output_tokens", pa.int64()),
+            pa.field("latency_s", pa.float64()),
+            pa.field("cached", pa.bool_(), nullable=False),
+            pa.field("model_id", pa.string()),
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -205,8 +219,10 @@ def details(
         row = _episode_row(record, extra, condition)
         episode_rows.append({**run_columns, **row})
         step_rows += _step_rows(record, row["episode_key"], extra)
-    episodes_table = pa.Table.from_pylist(episode_rows, schema=EPISODE_SCHEMA)
-    steps_table = pa.Table.from_pylist(step_rows, schema=STEP_SCHEMA)
+    import pyarrow as pa
+
+    episodes_table = pa.Table.from_pylist(episode_rows, schema=episode_schema())
+    steps_table = pa.Table.from_pylist(step_rows, schema=step_schema())
     card = details_card(
         model=model,
         agent=agent_name,
@@ -221,6 +237,8 @@ def details(
 
 def parquet_bytes(table: pa.Table) -> bytes:
     """Return ``table`` as a parquet file (zstd-compressed, statistics kept)."""
+    import pyarrow.parquet as pq
+
     buffer = io.BytesIO()
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()

@@ -290,24 +290,3 @@ class TestThePapersRowsAndTwoBaselines:
         # The paper's Table III, to its three decimals (the paper's 18 MLLM rows).
         assert chart.table.rows[0] == ["Level 0", "0.131", "-0.076", "0.076"]
         assert chart.table.rows[-1] == ["Average", "0.046", "-0.183", "-0.015"]
-
-
-def test_loading_the_site_loads_no_plotly_figure_code_until_a_chart_is_drawn():
-    """A web process, worker or ``manage.py`` command loads the URLs and runs the checks; plotly's
-    figure classes (and the narwhals they load) wait for the first chart (``figures.Deferred``)."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, django\n"
-        "django.setup()\n"
-        "from django.core.checks import run_checks\n"
-        "from django.urls import get_resolver\n"
-        "get_resolver().url_patterns; run_checks()\n"
-        "print(sorted(m for m in ('plotly.graph_objects', 'narwhals') if m in sys.modules))\n"
-        "from leaderboard.charts import figures\n"
-        "figures.go.Figure()\n"
-        "print(sorted(m for m in ('plotly.graph_objects', 'narwhals') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split("\n")[:2] == ["[]", "['narwhals', 'plotly.graph_objects']"]

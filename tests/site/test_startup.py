@@ -1,0 +1,33 @@
+"""What a process of the site loads when it starts: each web process, Celery worker and
+``manage.py`` command loads the URLs and runs the checks, and most never draw a chart or write a
+parquet file, so the libraries for those load on first use."""
+
+import subprocess
+import sys
+
+LATE = ("narwhals", "pandas", "plotly.graph_objects", "pyarrow")
+"""Libraries that load on first use: plotly's figures (``leaderboard.charts.figures.Deferred``),
+pyarrow (``evaluation.details``) and pandas (``leaderboard.boards.selectors``)."""
+
+LOADED = f"print(sorted(m for m in {LATE!r} if m in sys.modules))\n"
+
+
+def test_the_urls_and_the_checks_load_no_chart_table_or_parquet_library():
+    code = (
+        "import sys, django\n"
+        "django.setup()\n"
+        "from django.core.checks import run_checks\n"
+        "from django.urls import get_resolver\n"
+        "get_resolver().url_patterns; run_checks()\n"
+        + LOADED
+        + "from leaderboard.charts import figures\n"
+        "figures.go.Figure()\n"
+        + LOADED
+        + "from evaluation.details import parquet_bytes, step_schema\n"
+        "parquet_bytes(step_schema().empty_table())\n" + LOADED
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    at_start, after_chart, after_parquet = out.stdout.splitlines()
+    assert at_start == "[]"
+    assert after_chart == "['narwhals', 'plotly.graph_objects']"
+    assert "'pyarrow'" in after_parquet  # and pandas, which pyarrow's parquet writer loads
