@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from evaluation.confusion import episode_behaviour
+from evaluation.deferred import Deferred
 from evaluation.metrics import EpisodeResult
 from evaluation.outbound import error_summary
 from evaluation.vocabulary import (
@@ -38,9 +39,13 @@ from evaluation.vocabulary import (
 from simulation.catalogue import Scene, UnknownSceneError, get_scene
 
 if TYPE_CHECKING:
-    # pyarrow loads when a table is built or written, not with this module: the board's views
-    # import it, so every web process, worker and manage.py command paid about 30 ms for it.
     import pyarrow as pa
+    import pyarrow.parquet as pq
+else:
+    # Loaded when a table is built or written: the board's views import this module, and
+    # every web process, worker and manage.py command paid about 30 ms for pyarrow.
+    pa = Deferred("pyarrow")
+    pq = Deferred("pyarrow.parquet")
 
 EPISODES_FILE = "episodes.parquet"
 STEPS_FILE = "steps.parquet"
@@ -52,8 +57,6 @@ LICENSE = "mit"
 @functools.cache
 def episode_schema() -> pa.Schema:
     """One row per episode. ``episode_key`` joins it with the steps table."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             pa.field("episode_key", pa.string(), nullable=False),
@@ -100,8 +103,6 @@ def episode_schema() -> pa.Schema:
 @functools.cache
 def step_schema() -> pa.Schema:
     """One row per step, in episode then step order."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             pa.field("episode_key", pa.string(), nullable=False),
@@ -219,8 +220,6 @@ def details(
         row = _episode_row(record, extra, condition)
         episode_rows.append({**run_columns, **row})
         step_rows += _step_rows(record, row["episode_key"], extra)
-    import pyarrow as pa
-
     episodes_table = pa.Table.from_pylist(episode_rows, schema=episode_schema())
     steps_table = pa.Table.from_pylist(step_rows, schema=step_schema())
     card = details_card(
@@ -237,8 +236,6 @@ def details(
 
 def parquet_bytes(table: pa.Table) -> bytes:
     """Return ``table`` as a parquet file (zstd-compressed, statistics kept)."""
-    import pyarrow.parquet as pq
-
     buffer = io.BytesIO()
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
+from evaluation.deferred import Deferred
 from evaluation.metrics import (
     EpisodeResult,
     SceneSums,
@@ -43,6 +44,9 @@ from simulation.versions import BENCHMARK_VERSION
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+else:
+    pd = Deferred("pandas")  # loaded by a board's first build, not by every process
+    pa = Deferred("pyarrow")
 
 SCORE_COLUMNS = [f"{track}_{metric}" for track in TRACKS for metric in METRICS]
 
@@ -284,8 +288,6 @@ def leaderboard_frame(*, table: str, version: str = BENCHMARK_VERSION) -> pd.Dat
 
     One query: the scores of ``table`` joined with their runs and model entries.
     """
-    import pandas as pd
-
     values = _public_scores(table, version).values(
         "run_id",
         "track",
@@ -373,8 +375,6 @@ def _renderer_family(source: str, version: Any) -> str:
 
 
 def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
-    import pandas as pd
-
     mask = pd.Series(True, index=frame.index)
     if filters.renderer:
         mask &= frame["renderer"] == filters.renderer
@@ -399,8 +399,6 @@ def _filtered(frame: pd.DataFrame, filters: LeaderboardFilters) -> pd.DataFrame:
 
 def _metadata_mask(frame: pd.DataFrame, metadata: MetadataFilters) -> pd.Series:
     """Return which rows' model entries say what ``metadata`` asks (``MetadataFilters``)."""
-    import pandas as pd
-
     mask = pd.Series(True, index=frame.index)
 
     def folded(column: str) -> pd.Series:
@@ -458,8 +456,6 @@ def leaderboard_table(*, table: str, filters: LeaderboardFilters) -> Leaderboard
     Multimodal models are ranked by overall AVG (ties share a rank); reference rows (the human
     reference, the baselines) stand where their overall AVG puts them, without a rank.
     """
-    import pandas as pd
-
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}, got {table!r}")
     frame = leaderboard_frame(table=table, version=filters.version)
@@ -524,8 +520,6 @@ def _rank_intervals_add(
     ``preliminary``: built from fewer than ``full`` episodes. One query: the completed
     episodes of every run on the board.
     """
-    import pandas as pd
-
     frame = frame.copy()
     episodes = _board_scene_sums(version, frame["run_id"])
     reported = frame["source"].eq(Run.Source.REPORTED)
@@ -570,8 +564,6 @@ def _preliminary(
 ) -> pd.Series:
     """Return which rows are preliminary: built from fewer than ``full`` episodes per repeat,
     or, among the ranked rows with episodes, from one repeat where another has several."""
-    import pandas as pd
-
     counts = frame.get("overall_episodes", pd.Series(None, index=frame.index))
     repeats = frame.get("repeats", pd.Series(None, index=frame.index))
     repeats = repeats.map(lambda k: 1 if _missing(k) else int(k))
@@ -716,8 +708,6 @@ _EXPORT_TEXTS = ("model", "kind", "source", "organisation", "reasoning", "licenc
 
 
 def _export_type(column: str) -> pa.DataType:
-    import pyarrow as pa
-
     if column in _EXPORT_INTEGERS:
         return pa.int32()
     if column in _EXPORT_BOOLEANS:
@@ -732,8 +722,6 @@ def _export_type(column: str) -> pa.DataType:
 @cache
 def export_schema() -> pa.Schema:
     """The parquet download of a board: the CSV's columns, typed (no number written as text)."""
-    import pyarrow as pa
-
     return pa.schema([pa.field(column, _export_type(column)) for column in CSV_COLUMNS])
 
 
@@ -753,8 +741,6 @@ def _export_value(column: str, value: Any) -> Any:
 def board_export_table(board: LeaderboardTable) -> pa.Table:
     """Return the rows of ``board``'s CSV download, in its order, as a typed arrow table
     (``export_schema``): what the parquet and JSON downloads hold. Unknown values are null."""
-    import pyarrow as pa
-
     records = board.frame[CSV_COLUMNS].to_dict("records")
     columns = {
         column: [_export_value(column, record[column]) for record in records]

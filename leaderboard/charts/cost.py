@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaluation.cost import FULL_RUN_EPISODES, pareto_front
+from evaluation.deferred import Deferred
 from leaderboard.charts.figures import (
     KIND_STYLES,
     OKABE_ITO,
     Chart,
     ChartTable,
-    Deferred,
     _axis,
     _escape,
     _figure,
@@ -29,7 +29,7 @@ from leaderboard.formatting import KIND_LABELS, dollars, metric, thousands
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 else:
-    go = Deferred("plotly.graph_objects")  # loaded on the first chart (figures.Deferred)
+    go = Deferred("plotly.graph_objects")
 
 COST_COLUMNS = [
     "Model",

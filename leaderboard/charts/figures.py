@@ -12,12 +12,12 @@ series also differs by marker symbol or line dash, so nothing is told by colour 
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evaluation.deferred import Deferred
 from evaluation.vocabulary import (
     AVG,
     EPISODE_METRICS,
@@ -33,26 +33,10 @@ from leaderboard.charts.selectors import MLLM_KINDS, RANDOM_SLUG, ChartRun, runs
 from leaderboard.formatting import KIND_LABELS, SOURCE_LABELS, metric, params
 from leaderboard.models import ModelEntry
 
-
-class Deferred:
-    """A module imported when one of its names is first used, not when this one is.
-
-    plotly (with the narwhals it loads) took about 90 ms of CPU in every process that loads the
-    site's URLs: each web process, worker and ``manage.py`` command, most of which never draws a
-    chart. The first chart a process draws pays it once.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(importlib.import_module(self._name), attribute)
-
-
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 else:
-    go = Deferred("plotly.graph_objects")
+    go = Deferred("plotly.graph_objects")  # with narwhals, about 45 ms of every process
 
 OKABE_ITO = {
     "orange": "#E69F00",
@@ -594,10 +578,10 @@ def radar_table(runs: Sequence[ChartRun]) -> ChartTable:
 def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
     """Return Fig. 3: one panel per metric (TSR, SIR, FCR, PCR), the level on the x axis, one
     line per model (Overall column)."""
-    shown = [run for run in runs if run.has_levels]
-    titles = [metric_label(m) for m in RADAR_METRICS]
     from plotly.subplots import make_subplots
 
+    shown = [run for run in runs if run.has_levels]
+    titles = [metric_label(m) for m in RADAR_METRICS]
     figure = make_subplots(
         rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16
     )

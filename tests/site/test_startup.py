@@ -6,8 +6,9 @@ import subprocess
 import sys
 
 LATE = ("narwhals", "pandas", "plotly.graph_objects", "pyarrow")
-"""Libraries that load on first use: plotly's figures (``leaderboard.charts.figures.Deferred``),
-pyarrow (``evaluation.details``) and pandas (``leaderboard.boards.selectors``)."""
+"""Libraries that load on first use (``evaluation.deferred.Deferred``): plotly's figures
+(``leaderboard.charts``), pyarrow (``evaluation.details``, the boards' downloads) and pandas (the
+boards)."""
 
 LOADED = f"print(sorted(m for m in {LATE!r} if m in sys.modules))\n"
 
