@@ -3,6 +3,7 @@ tasks returned."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -103,7 +104,10 @@ def start_worker(
 
 
 def stop_worker(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
-    """Stop the worker: warm shutdown, or SIGKILL to simulate a crash."""
+    """Stop the worker and every process it started: warm shutdown, or SIGKILL to simulate a
+    crash. Returns once none of them is left alive, so that the ports and files they held are
+    free: a killed gunicorn's worker process outlives its master by a moment, and its socket
+    still accepts connections meanwhile."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
         try:
@@ -111,3 +115,32 @@ def stop_worker(process: subprocess.Popen[bytes], *, kill: bool = False) -> None
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+    if not wait_group_gone(process.pid, timeout=30):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        assert wait_group_gone(process.pid, timeout=30), f"process group {process.pid} lives on"
+
+
+def group_alive(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that have not exited (zombies have: their files and
+    sockets are closed)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        state, group = fields[0], int(fields[2])
+        if group == pgid and state not in ("Z", "X"):
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def wait_group_gone(pgid: int, *, timeout: float) -> bool:
+    """Wait until no process of group ``pgid`` is alive; say whether that happened in time."""
+    deadline = time.monotonic() + timeout
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
