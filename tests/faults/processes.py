@@ -106,6 +106,7 @@ def start_web(
         [
             *python("-m", "tests.faults.slowed", "gunicorn", "mirrorbench_site.wsgi:application"),
             *("--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4"),
+            "--no-control-socket",  # as manage.py serve runs it
         ],
         env=site_env(extra_env),
         stdout=_log("web"),

@@ -222,6 +222,7 @@ def gunicorn(tmp_path):
             "2",
             "--log-level",
             "warning",
+            "--no-control-socket",  # as manage.py serve runs it
         ],
         cwd=ROOT,
         env=env,

@@ -145,6 +145,12 @@ def test_serve_and_everything_it_stores_are_private(tmp_path):
     manage(data, "prepare_data_dir")
     manage(data, "migrate", "--noinput", "-v0")
     env = {**environment(data), "DJANGO_SETTINGS_MODULE": "mirrorbench_site.settings"}
+    # The service account's home: serve keeps what it stores in the data directory, not there
+    # (gunicorn's control socket went to ~/.gunicorn, shared by every site of the account).
+    home = tmp_path / "home"
+    home.mkdir()
+    env["HOME"] = str(home)
+    env.pop("XDG_RUNTIME_DIR", None)
     port = free_port()
     old = os.umask(0o022)  # an administrator's shell
     try:
@@ -168,6 +174,7 @@ def test_serve_and_everything_it_stores_are_private(tmp_path):
         stored = [p for p in data.rglob("*") if p.is_file() and "staticfiles" not in p.parts]
         assert any("broker" in p.parts for p in stored) and any("cache" in p.parts for p in stored)
         assert open_to_others(data) == []
+        assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
     finally:
         stop_serve(serve)
         kill_processes_of(data)

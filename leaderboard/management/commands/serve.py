@@ -164,7 +164,12 @@ def _at_least_warning(level: str) -> str:
 
 
 def web_command(*, bind: str, workers: int, loglevel: str, access_log: bool) -> list[str]:
-    """Return gunicorn's command line; its access log (if any) never shows a reset token."""
+    """Return gunicorn's command line; its access log (if any) never shows a reset token.
+
+    No control socket: gunicorn would otherwise open one in ``$XDG_RUNTIME_DIR`` or
+    ``~/.gunicorn`` (outside the data directory), at one path for every gunicorn of the account,
+    so that a second site on the machine takes it from the first. ``serve`` restarts and stops
+    its processes itself."""
     return [
         sys.executable,
         "-m",
@@ -180,6 +185,7 @@ def web_command(*, bind: str, workers: int, loglevel: str, access_log: bool) -> 
         loglevel.lower(),
         "--logger-class",
         "mirrorbench_site.access_log.AccessLogger",
+        "--no-control-socket",
         *(["--access-logfile", "-"] if access_log else []),
     ]
 
