@@ -1,0 +1,70 @@
+"""The suite's chromium: Playwright's own switches kept, and no page of the browser's own user
+interface loaded for each window."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.leaderboard.browser import QUIET_FEATURES
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _browser_command_line() -> list[str]:
+    """The command line of the chromium that Playwright started for this process."""
+    for pid in _descendants(os.getpid()):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode(errors="replace") for a in argv if a]
+        if "--remote-debugging-pipe" in args and not any(a.startswith("--type=") for a in args):
+            return args
+    raise AssertionError("no chromium was started by this process")
+
+
+def test_the_last_disable_features_keeps_every_feature_playwright_turns_off(browser):
+    # Chromium keeps only the last --disable-features: it must name Playwright's too.
+    lists = [
+        a.split("=", 1)[1].split(",")
+        for a in _browser_command_line()
+        if a.startswith("--disable-features=")
+    ]
+    assert len(lists) >= 2, lists  # Playwright's, then the suite's
+    assert set().union(*lists) - set(lists[-1]) == set()
+    assert set(QUIET_FEATURES) <= set(lists[-1])
+
+
+def test_a_new_window_loads_no_page_of_the_browsers_own_interface(browser):
+    context = browser.new_context()
+    session = browser.new_browser_cdp_session()
+    try:
+        context.new_page().goto("about:blank")
+        deadline = time.monotonic() + 1.5
+        interface: list[str] = []
+        while not interface and time.monotonic() < deadline:
+            targets = session.send("Target.getTargets")["targetInfos"]
+            interface = [t["url"] for t in targets if t["type"] == "browser_ui"]
+            time.sleep(0.1)
+    finally:
+        session.detach()
+        context.close()
+    assert interface == []
