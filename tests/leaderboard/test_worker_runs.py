@@ -86,7 +86,10 @@ def test_a_killed_worker_loses_nothing_and_a_new_one_finishes_the_run(monkeypatc
     monkeypatch.setattr("django.conf.settings.MIRRORBENCH_EPISODE_STALE_S", 2)
     first = start_worker(extra_env=fast_recovery)
     entry = model_entry_upsert(name="Random", kind="baseline")
-    run = run_create(model_entry=entry, config=RunConfig(agent="random", image_size=48))
+    # One level of every scene (66 episodes): the first worker is killed after 30 of them, with
+    # two in flight, and the second plays the rest.
+    config = RunConfig(agent="random", levels=(3,), image_size=48)
+    run = run_create(model_entry=entry, config=config)
     deadline = time.monotonic() + 120
     while Episode.objects.filter(run=run, status="completed").count() < 30:
         assert time.monotonic() < deadline, "the first worker made no progress"
