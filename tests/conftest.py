@@ -47,6 +47,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
+        _group_shared_rows(item)
         groups = sorted(
             {
                 str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
@@ -55,6 +56,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if groups and "@" not in item.nodeid.rpartition("::")[2]:
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
+SHARED_ROWS = {"class_rows": "class", "module_rows": "module", "module_snapshot": "module"}
+"""The fixtures whose rows a class or a module of tests shares, and that scope."""
+
+
+def _group_shared_rows(item: pytest.Item) -> None:
+    """Send the tests that share a class's or a module's rows to one worker (an
+    ``xdist_group`` of their own), so that the rows are made once, not once on every worker
+    that runs one of them: ``--dist loadgroup`` spreads the other tests one by one. A test
+    already in a group (the browser's) stays there."""
+    if item.get_closest_marker("xdist_group"):
+        return
+    names = getattr(item, "fixturenames", ())
+    scopes = {SHARED_ROWS[name] for name in names if name in SHARED_ROWS}
+    if not scopes:
+        return
+    module = item.nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    cls = getattr(item, "cls", None)
+    if "class" in scopes and "module" not in scopes and cls is not None:
+        module = f"{module}.{cls.__name__}"
+    item.add_marker(pytest.mark.xdist_group(f"rows-{module}"))
 
 
 @pytest.fixture(autouse=True)
