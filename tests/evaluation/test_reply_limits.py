@@ -45,6 +45,10 @@ from tests.evaluation.fake_providers import (
 )
 from tests.evaluation.test_model_runs import run_args
 
+# One worker runs the module: each process that runs one of its tests builds the bombs once
+# (``bombs``: 200 MiB compressed, about 1.5 s of CPU).
+pytestmark = pytest.mark.xdist_group("reply-limits")
+
 CAP = DEFAULT_MAX_REPLY_BYTES
 MiB = 2**20
 QUICK = RetryPolicy(max_attempts=3, base_delay_s=0.0, jitter=0.0)
