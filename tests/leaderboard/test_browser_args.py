@@ -8,29 +8,12 @@ import time
 from pathlib import Path
 
 from tests.leaderboard.browser import QUIET_FEATURES
-
-
-def _descendants(root: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        children.setdefault(parent, []).append(int(stat.parent.name))
-    found: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
+from tests.proc import descendants
 
 
 def _browser_command_line() -> list[str]:
     """The command line of the chromium that Playwright started for this process."""
-    for pid in _descendants(os.getpid()):
+    for pid in descendants(os.getpid()):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:

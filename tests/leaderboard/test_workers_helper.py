@@ -7,7 +7,8 @@ import subprocess
 import sys
 import time
 
-from tests.leaderboard.workers import group_alive, stop_worker
+from tests.leaderboard.workers import stop_worker
+from tests.proc import group_alive
 
 # A leader that exits at once and a child that takes a moment to end, as gunicorn's master
 # and its worker do: the child still holds what it opened while it ends.

@@ -19,6 +19,7 @@ from django.db import connection
 from kombu.exceptions import DecodeError
 
 from mirrorbench_site.celery import app, worker_command
+from tests.proc import group_alive
 
 TASK_META = "celery-task-meta-"
 
@@ -119,21 +120,6 @@ def stop_worker(process: subprocess.Popen[bytes], *, kill: bool = False) -> None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         assert wait_group_gone(process.pid, timeout=30), f"process group {process.pid} lives on"
-
-
-def group_alive(pgid: int) -> list[int]:
-    """The processes of group ``pgid`` that have not exited (zombies have: their files and
-    sockets are closed)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        state, group = fields[0], int(fields[2])
-        if group == pgid and state not in ("Z", "X"):
-            alive.append(int(stat.parent.name))
-    return alive
 
 
 def wait_group_gone(pgid: int, *, timeout: float) -> bool:
