@@ -73,7 +73,7 @@ def _group_shared_rows(item: pytest.Item) -> None:
     scopes = {SHARED_ROWS[name] for name in names if name in SHARED_ROWS}
     if not scopes:
         return
-    module = item.nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    module = item.nodeid.split("::", 1)[0].removesuffix(".py").replace("/", ".")
     cls = getattr(item, "cls", None)
     if "class" in scopes and "module" not in scopes and cls is not None:
         module = f"{module}.{cls.__name__}"

@@ -42,7 +42,7 @@ def test_a_class_or_a_module_sharing_rows_is_one_group(pytester):
     items = {item.name: item for item in pytester.getitems(SOURCE)}
     for item in items.values():
         _group_shared_rows(item)
-    module = items["test_a"].nodeid.split("::")[0].removesuffix(".py")
+    module = items["test_a"].nodeid.split("::")[0].removesuffix(".py").replace("/", ".")
     assert groups(items["test_a"]) == groups(items["test_b"]) == [f"rows-{module}.TestShared"]
     assert groups(items["test_c"]) == [f"rows-{module}"]
     assert groups(items["test_alone"]) == []

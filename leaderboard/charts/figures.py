@@ -35,8 +35,10 @@ from leaderboard.models import ModelEntry
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
+    import plotly.subplots as subplots
 else:
     go = Deferred("plotly.graph_objects")  # with narwhals, about 45 ms of every process
+    subplots = Deferred("plotly.subplots")
 
 OKABE_ITO = {
     "orange": "#E69F00",
@@ -578,11 +580,9 @@ def radar_table(runs: Sequence[ChartRun]) -> ChartTable:
 def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
     """Return Fig. 3: one panel per metric (TSR, SIR, FCR, PCR), the level on the x axis, one
     line per model (Overall column)."""
-    from plotly.subplots import make_subplots
-
     shown = [run for run in runs if run.has_levels]
     titles = [metric_label(m) for m in RADAR_METRICS]
-    figure = make_subplots(
+    figure = subplots.make_subplots(
         rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16
     )
     for i, run in enumerate(shown):
