@@ -17,6 +17,7 @@ from simulation.mujoco_backend import (
     CAMERA_NAME,
     HAND_BODY,
     MARK_THICKNESS,
+    MAX_GEOMS,
     build_spec,
     compiled_model,
     mujoco,
@@ -54,7 +55,8 @@ def _probe_frame(scene: Scene, *, mirror: bool, size: int) -> np.ndarray:
     _probe_gl(size).make_current()
     context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_50)
     try:
-        view = mujoco.MjvScene(model, maxgeom=10_000)
+        # As the renderer's: allocating room for 10,000 geoms cost a fifth of a probe frame.
+        view = mujoco.MjvScene(model, maxgeom=MAX_GEOMS)
         camera = mujoco.MjvCamera()
         camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         camera.fixedcamid = model.camera(CAMERA_NAME).id
@@ -64,12 +66,14 @@ def _probe_frame(scene: Scene, *, mirror: bool, size: int) -> np.ndarray:
         view.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, context)
         rect = mujoco.MjrRect(0, 0, size, size)
+        if view.ngeom >= MAX_GEOMS:
+            raise ValueError(f"{scene.id} has more than {MAX_GEOMS} geoms to draw")
         mujoco.mjr_render(rect, view, context)
         pixels = np.empty((size, size, 3), dtype=np.uint8)
         mujoco.mjr_readPixels(pixels, None, rect, context)
     finally:
         context.free()
-    return pixels[::-1].astype(int)  # OpenGL's rows start at the bottom
+    return pixels[::-1]  # OpenGL's rows start at the bottom
 
 
 _PROBE_GL = threading.local()
@@ -96,8 +100,20 @@ def _descends_from(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
 
 
 def _mask(image: np.ndarray, rgb: tuple[float, ...]) -> np.ndarray:
-    target = np.array(rgb[:3]) * 255
-    return np.abs(image - target).max(axis=2) < 60
+    """Pixels within 60 of ``rgb`` in every channel (small integers: a float or int64 copy of
+    the frame cost as much as drawing it)."""
+    target = (np.array(rgb[:3]) * 255).astype(np.int16)
+    return (np.abs(image.astype(np.int16) - target) < 60).all(axis=2)
+
+
+def _frames(scene: Scene, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probe frames of ``scene`` with and without the mirror. A scene without a mirror
+    (its condition leaves it out) is drawn once: both frames are the same."""
+    validate_size(size)
+    without = _probe_frame(scene, mirror=False, size=size)
+    if not scene.shows_mirror:
+        return without, without
+    return _probe_frame(scene, mirror=True, size=size), without
 
 
 def visible_pixels(scene: Scene, size: int = 256) -> dict[str, int]:
@@ -106,9 +122,7 @@ def visible_pixels(scene: Scene, size: int = 256) -> dict[str, int]:
     Keys: ``mark`` and ``hand`` (seen only thanks to the mirror), ``mark_direct`` (mark pixels
     without the mirror, which must be 0) and ``hand_direct`` (the real hand seen directly).
     """
-    validate_size(size)
-    with_mirror = _probe_frame(scene, mirror=True, size=size)
-    without = _probe_frame(scene, mirror=False, size=size)
+    with_mirror, without = _frames(scene, size)
     mark_with, mark_without = _mask(with_mirror, _MAGENTA), _mask(without, _MAGENTA)
     hand_with, hand_without = _mask(with_mirror, _GREEN), _mask(without, _GREEN)
     return {
@@ -121,9 +135,7 @@ def visible_pixels(scene: Scene, size: int = 256) -> dict[str, int]:
 
 def reflected_mark_mask(scene: Scene, size: int = 256) -> np.ndarray:
     """Return the ``(size, size)`` mask of the pixels that show the mark's reflection."""
-    validate_size(size)
-    with_mirror = _mask(_probe_frame(scene, mirror=True, size=size), _MAGENTA)
-    without = _mask(_probe_frame(scene, mirror=False, size=size), _MAGENTA)
+    with_mirror, without = (_mask(frame, _MAGENTA) for frame in _frames(scene, size))
     return with_mirror & ~without
 
 

@@ -172,6 +172,21 @@ def test_the_probe_shows_what_each_condition_claims(scene_id):
     assert mark_sits_on_body(moved)
 
 
+def test_a_probe_draws_a_scene_without_a_mirror_once(monkeypatch):
+    """Both of its probe frames would be the same drawing: the scene is drawn once."""
+    import simulation.visibility as visibility
+
+    drawn = []
+    probe = visibility._probe_frame
+    monkeypatch.setattr(
+        visibility, "_probe_frame", lambda scene, **kw: drawn.append(kw) or probe(scene, **kw)
+    )
+    assert visibility.visible_pixels(get_scene(HUMAN, "no-mirror"), size=64)["hand"] == 0
+    assert len(drawn) == 1
+    visibility.visible_pixels(get_scene(HUMAN), size=64)
+    assert sorted(kw["mirror"] for kw in drawn[1:]) == [False, True]
+
+
 def test_the_moved_mark_shows_in_the_mirror_where_the_usual_one_does_not():
     from simulation.visibility import reflected_mark_mask
 
