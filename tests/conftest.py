@@ -15,6 +15,8 @@ import pytest
 from _pytest.nodeid import NodeId
 from django.db import transaction
 
+from tests.static_index import share_static_index
+
 Unblock = Callable[[], AbstractContextManager[None]]
 """What ``class_rows`` and ``module_rows`` give: ``with rows(): ...`` may use the database."""
 
@@ -31,10 +33,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """Passwords are hashed with MD5 in the suite's own process, as Django's testing guide
     advises: the site's PBKDF2 (a million rounds, about 0.4 s a hash) made every sign-in and
     sign-up of a test pay that price (about a minute of the suite's CPU). Processes a test
-    starts (web servers, workers) keep the site's hashers; no test checks which one is used."""
+    starts (web servers, workers) keep the site's hashers; no test checks which one is used.
+
+    WhiteNoise's table of static files is scanned once per process, not once per test client
+    (tests/static_index.py)."""
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    share_static_index()
 
 
 @pytest.hookimpl(trylast=True)
