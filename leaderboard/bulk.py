@@ -29,10 +29,23 @@ _CAST = (
 ``IntegerField`` covers the auto, small, big and positive ones."""
 
 
+_EXACT: tuple[tuple[type[models.Field[Any, Any]], type], ...] = (
+    (models.BooleanField, bool),
+    (models.IntegerField, int),
+    (models.FloatField, float),
+    (models.CharField, str),
+    (models.TextField, str),
+)
+"""The Python type each of ``_CAST``'s fields casts to: a value already of exactly that type is
+what its cast returns, so it is taken as it is (``True`` is not an ``int`` here)."""
+
+
 def _converter(field: models.Field[Any, Any], connection: Any) -> Callable[[Any], Any]:
     target = field.target_field if isinstance(field, models.ForeignKey) else field
     if isinstance(target, _CAST):
-        return field.get_prep_value
+        prep = field.get_prep_value
+        exact = next(kind for cls, kind in _EXACT if isinstance(target, cls))
+        return lambda value: value if type(value) is exact else prep(value)
     return lambda value: field.get_db_prep_save(value, connection)
 
 
@@ -59,10 +72,26 @@ def rows_insert(
         if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
     }
     columns = [(f.attname, _converter(f, connection), f) for f in fields]
+    # The same value in every row, converted once: the time stamps, and the default of a field
+    # a row leaves out (unless the default is a callable, called for each row as the ORM does).
+    stamps = {name: convert(now) for name, convert, _ in columns if name in stamped}
+    defaults: dict[str, Any] = {}
+
+    def default(name: str, convert: Callable[[Any], Any], field: models.Field[Any, Any]) -> Any:
+        if name in defaults:
+            return defaults[name]
+        value = convert(field.get_default())
+        if not (field.has_default() and callable(field.default)):
+            defaults[name] = value
+        return value
 
     def values(row: Mapping[str, Any]) -> list[Any]:
         return [
-            convert(now if name in stamped else row[name] if name in row else field.get_default())
+            stamps[name]
+            if name in stamps
+            else convert(row[name])
+            if name in row
+            else default(name, convert, field)
             for name, convert, field in columns
         ]
 

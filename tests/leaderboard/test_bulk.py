@@ -79,3 +79,24 @@ def test_ignore_conflicts_keeps_the_row_already_there_and_adds_the_new_ones(stor
     with pytest.raises(IntegrityError), transaction.atomic():
         rows_insert(Frame, rows)
     assert rows_insert(Frame, []) == 0
+
+
+def test_a_value_of_another_type_is_cast_and_a_callable_default_is_called_for_each_row(stored):
+    scene = Scene.objects.first()
+    keys = ["true-1", "true-2"]
+    rows_insert(Frame, [{"key": k, "scene_id": scene.pk, "cell": [], "size": True} for k in keys])
+    assert list(Frame.objects.filter(key__in=keys).values_list("size", flat=True)) == [1, 1]
+    episode = Episode.objects.first()
+    steps = [{**Step.values_from_record(episode.pk, _step(i)), "index": 900 + i} for i in (1, 2)]
+    for step in steps:
+        del step["hand_cell"]  # default=list: called for each row, as the ORM does
+    rows_insert(Step, steps)
+    assert list(
+        Step.objects.filter(episode=episode, index__gte=900).values_list("hand_cell", flat=True)
+    ) == [[], []]
+
+
+def _step(index: int) -> dict[str, object]:
+    step = Step.objects.first()
+    assert step is not None
+    return {**step.as_record(), "index": index}
