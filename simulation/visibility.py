@@ -22,7 +22,7 @@ from simulation.mujoco_backend import (
     compiled_model,
     mujoco,
 )
-from simulation.renderer import validate_size
+from simulation.renderer import RenderError, validate_size
 
 _MAGENTA = (1.0, 0.0, 1.0, 1.0)
 _GREEN = (0.0, 1.0, 0.0, 1.0)
@@ -66,8 +66,8 @@ def _probe_frame(scene: Scene, *, mirror: bool, size: int) -> np.ndarray:
         view.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, context)
         rect = mujoco.MjrRect(0, 0, size, size)
-        if view.ngeom >= MAX_GEOMS:
-            raise ValueError(f"{scene.id} has more than {MAX_GEOMS} geoms to draw")
+        if view.ngeom >= view.maxgeom:
+            raise RenderError(f"{scene.id} has more than {MAX_GEOMS} geoms to draw")
         mujoco.mjr_render(rect, view, context)
         pixels = np.empty((size, size, 3), dtype=np.uint8)
         mujoco.mjr_readPixels(pixels, None, rect, context)
