@@ -17,7 +17,7 @@ from leaderboard.data_version import (
 from leaderboard.models import DataVersion, ModelEntry, Run
 from leaderboard.runs.imports import reference_results_load
 from leaderboard.runs.services import run_cancel, run_create
-from tests.leaderboard.factories import UserFactory, import_run
+from tests.leaderboard.factories import UserFactory, board_run
 
 pytestmark = pytest.mark.django_db
 
@@ -63,18 +63,18 @@ def _models(client, url="/"):
 )
 def test_every_service_that_changes_a_table_makes_the_cached_page_new(client, bundles, change):
     reference_results_load()
-    run = import_run(bundles["random"], "Model before", kind="open-weights")
+    run = board_run(bundles["random"], "Model before", kind="open-weights")
     before = _models(client)
     assert "Model before" in before
     assert _models(client) == before  # cached
     if change == "import":
-        import_run(bundles["random"], "Model after", kind="open-weights")
+        board_run(bundles["random"], "Model after", kind="open-weights")
         assert "Model after" in _models(client)
     elif change == "rename":
         model_entry_upsert(name="Model before", kind="proprietary")
         assert "proprietary" in _models(client, "/?q=Model+before")
     elif change == "unlist":
-        other = import_run(bundles["oracle"], "Model before", kind="open-weights")
+        other = board_run(bundles["oracle"], "Model before", kind="open-weights")
         run_list_on_leaderboard(run=run)  # the older run back on the board
         assert other.pk != run.pk
         assert f"/runs/{run.pk}/" in _models(client)
@@ -95,7 +95,7 @@ def test_cancelling_a_run_bumps_the_version(django_capture_on_commit_callbacks):
 
 
 def test_an_admin_edit_shows_at_once(client, bundles):
-    run = import_run(bundles["random"], "Listed model", kind="open-weights")
+    run = board_run(bundles["random"], "Listed model", kind="open-weights")
     assert "Listed model" in _models(client)
     admin = UserFactory(is_staff=True, is_superuser=True)
     client.force_login(admin)
@@ -122,7 +122,7 @@ def test_an_admin_edit_shows_at_once(client, bundles):
 
 
 def test_the_cached_table_never_carries_a_users_header(client, bundles):
-    import_run(bundles["random"], "Some model", kind="open-weights")
+    board_run(bundles["random"], "Some model", kind="open-weights")
     alice = UserFactory(username="alice")
     alice.user_permissions.add(Permission.objects.get(codename="add_run"))
     client.force_login(alice)

@@ -16,7 +16,7 @@ from leaderboard.runs.imports import (
     reference_results_load,
     run_import_bundle,
 )
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run, import_run
 
 pytestmark = pytest.mark.django_db
 PAPER = json.loads(REFERENCE_FIXTURE.read_text())
@@ -100,7 +100,7 @@ def test_an_imported_run_has_the_scores_of_the_metrics_module(bundles):
 
 def test_the_leaderboard_row_of_an_evaluated_run_equals_the_metrics_module(bundles):
     reference_results_load()
-    import_run(bundles["oracle"], "Oracle", kind="baseline")
+    board_run(bundles["oracle"], "Oracle", kind="baseline")
     board = leaderboard_table(table="2", filters=LeaderboardFilters(baselines=True))
     row = board.frame[board.frame["model"] == "Oracle"].iloc[0]
     # A baseline is a reference row: first by its scores, but never ranked.
@@ -111,8 +111,8 @@ def test_the_leaderboard_row_of_an_evaluated_run_equals_the_metrics_module(bundl
 
 
 def test_a_new_run_replaces_the_older_one_of_its_model_and_source(bundles):
-    first = import_run(bundles["random"], "Model X")
-    second = import_run(bundles["oracle"], "Model X")
+    first = board_run(bundles["random"], "Model X")
+    second = board_run(bundles["oracle"], "Model X")
     first.refresh_from_db()
     assert not first.listed and second.listed
     board = leaderboard_table(table="overall", filters=LeaderboardFilters())
@@ -139,8 +139,8 @@ def test_model_entries_must_have_a_known_kind():
 
 
 def test_the_mirror_confused_baseline_ranks_below_random(bundles):
-    import_run(bundles["random"], "Random here", kind="baseline")
-    import_run(bundles["mirror-confused"], "Mirror-confused", kind="baseline")
+    board_run(bundles["random"], "Random here", kind="baseline")
+    board_run(bundles["mirror-confused"], "Mirror-confused", kind="baseline")
     # Mirror-confused is a sanity-check row, shown with the switch that shows the oracle.
     board = leaderboard_table(table="overall", filters=LeaderboardFilters(baselines=True))
     assert list(board.frame["model"]) == ["Random here", "Mirror-confused"]
@@ -150,7 +150,7 @@ def test_a_partial_run_is_stored_but_not_ranked(tmp_path):
     from tests.leaderboard.factories import make_bundle
 
     bundle = make_bundle(tmp_path / "human.jsonl", "oracle", scenes="human")
-    run = import_run(bundle, "Human-only model")
+    run = board_run(bundle, "Human-only model")
     assert not run.listed and run.scores.filter(table="overall", track="human").exists()
     assert "Human-only model" not in set(
         leaderboard_table(table="overall", filters=LeaderboardFilters()).frame["model"]

@@ -9,7 +9,7 @@ from leaderboard.boards.selectors import LeaderboardFilters, leaderboard_table, 
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
 from leaderboard.runs.imports import reference_results_load
 from leaderboard.runs.services import baseline_runs_ensure, runs_retired_fail
-from tests.leaderboard.factories import ModelEntryFactory, import_run
+from tests.leaderboard.factories import ModelEntryFactory, board_run
 
 pytestmark = pytest.mark.django_db
 
@@ -60,8 +60,8 @@ def test_the_current_benchmark_is_v3_and_names_itself(bundles):
 
 @pytest.mark.parametrize("name", ["v1", "v2"])
 def test_retired_runs_are_ranked_only_on_their_own_board(bundles, name):
-    old = as_retired(import_run(bundles["random"], "Old Random"), name)
-    import_run(bundles["oracle"], "New Oracle")
+    old = as_retired(board_run(bundles["random"], "Old Random"), name)
+    board_run(bundles["oracle"], "New Oracle")
     reference_results_load()
     assert "Old Random" not in models()
     assert "New Oracle" in models() and "Gemini-2.5-Pro-API" in models()
@@ -72,8 +72,8 @@ def test_retired_runs_are_ranked_only_on_their_own_board(bundles, name):
 
 @pytest.mark.parametrize("name", ["v1", "v2"])
 def test_a_v3_run_of_the_same_model_does_not_unlist_its_retired_run(bundles, name):
-    old = as_retired(import_run(bundles["random"], "Random model"), name)
-    new = import_run(bundles["random"], "Random model")
+    old = as_retired(board_run(bundles["random"], "Random model"), name)
+    new = board_run(bundles["random"], "Random model")
     old.refresh_from_db()
     assert old.listed and new.listed
     assert models() == ["Random model"] and models(version=name) == ["Random model"]
@@ -94,7 +94,7 @@ def test_the_papers_rows_are_v3_rows_and_move_there_from_v2(bundles):
 
 @pytest.mark.parametrize("name", ["v1", "v2"])
 def test_a_retired_board_says_it_is_retired_and_links_to_v3(client, bundles, name):
-    as_retired(import_run(bundles["random"], "Old Random"), name)
+    as_retired(board_run(bundles["random"], "Old Random"), name)
     page = client.get(f"/?version={name}").content.decode()
     assert f"Benchmark {name} is retired" in page and "Old Random" in page
     assert 'href="?version=v3"' in page
@@ -107,7 +107,7 @@ def test_a_retired_board_says_it_is_retired_and_links_to_v3(client, bundles, nam
 
 
 def test_the_v2_board_says_why_it_was_retired(client, bundles):
-    as_retired(import_run(bundles["random"], "Old Random"), "v2")
+    as_retired(board_run(bundles["random"], "Old Random"), "v2")
     page = client.get("/?version=v2").content.decode()
     assert "prompts" in page and "2,048-token output cap" in page
 
@@ -122,7 +122,7 @@ def test_an_unknown_version_is_a_400_naming_the_field(client):
 
 
 def test_run_and_model_pages_label_a_v1_run(client, bundles):
-    old = as_v1(import_run(bundles["random"], "Old Random"))
+    old = as_v1(board_run(bundles["random"], "Old Random"))
     run_page = client.get(f"/runs/{old.pk}/").content.decode()
     assert "retired protocol" in run_page and ">v1<" in run_page
     model_page = client.get(f"/models/{old.model_entry.slug}/").content.decode()
@@ -138,7 +138,7 @@ def test_run_and_model_pages_label_a_v1_run(client, bundles):
 def test_baselines_are_queued_again_under_v3_when_only_retired_ones_exist(bundles, settings, name):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     entry = ModelEntryFactory(name="Random", kind=ModelEntry.Kind.BASELINE)
-    old = import_run(bundles["random"], "Random")
+    old = board_run(bundles["random"], "Random")
     as_retired(old, name)
     assert old.model_entry == entry
     queued = baseline_runs_ensure()
