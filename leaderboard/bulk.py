@@ -18,35 +18,26 @@ from django.db import connections, models, router
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
-_CAST = (
-    models.IntegerField,
-    models.FloatField,
-    models.BooleanField,
-    models.CharField,
-    models.TextField,
-)
-"""Fields whose cast value is what the database adapter takes (no backend adapts them further);
-``IntegerField`` covers the auto, small, big and positive ones."""
-
-
-_EXACT: tuple[tuple[type[models.Field[Any, Any]], type], ...] = (
+_CAST: tuple[tuple[type[models.Field[Any, Any]], type], ...] = (
     (models.BooleanField, bool),
     (models.IntegerField, int),
     (models.FloatField, float),
     (models.CharField, str),
     (models.TextField, str),
 )
-"""The Python type each of ``_CAST``'s fields casts to: a value already of exactly that type is
-what its cast returns, so it is taken as it is (``True`` is not an ``int`` here)."""
+"""Fields whose cast value is what the database adapter takes (no backend adapts them further),
+with the Python type they cast to; ``IntegerField`` covers the auto, small, big and positive
+ones. A value already of exactly that type is what the cast returns, so it is taken as it is
+(``True`` is not an ``int`` here)."""
 
 
 def _converter(field: models.Field[Any, Any], connection: Any) -> Callable[[Any], Any]:
     target = field.target_field if isinstance(field, models.ForeignKey) else field
-    if isinstance(target, _CAST):
-        prep = field.get_prep_value
-        exact = next(kind for cls, kind in _EXACT if isinstance(target, cls))
-        return lambda value: value if type(value) is exact else prep(value)
-    return lambda value: field.get_db_prep_save(value, connection)
+    exact = next((kind for cls, kind in _CAST if isinstance(target, cls)), None)
+    if exact is None:
+        return lambda value: field.get_db_prep_save(value, connection)
+    prep = field.get_prep_value
+    return lambda value: value if type(value) is exact else prep(value)
 
 
 def rows_insert(

@@ -36,19 +36,20 @@ def _key(middleware: WhiteNoiseMiddleware) -> tuple[Any, ...]:
         middleware.add_headers_function,
         middleware.index_file,
         repr(getattr(settings, "WHITENOISE_MIMETYPES", None)),
+        # Which files are immutable (cached forever) asks the static files' storage.
+        repr(getattr(settings, "WHITENOISE_IMMUTABLE_FILE_TEST", None)),
+        repr(settings.STORAGES.get("staticfiles")),
     )
 
 
 def _add_files_from_finders(self: WhiteNoiseMiddleware) -> None:
     key = _key(self)
-    table = _TABLES.get(key)
-    if table is None:
-        before = dict(self.files)
+    if key not in _TABLES:
+        # WhiteNoise's own scan, into an empty table: what the finders serve, nothing else.
+        collected, self.files = self.files, {}
         _SCAN(self)
-        table = _TABLES[key] = {
-            url: entry for url, entry in self.files.items() if before.get(url) is not entry
-        }
-    self.files.update(table)
+        _TABLES[key], self.files = self.files, collected
+    self.files.update(_TABLES[key])
 
 
 def share_static_index() -> None:

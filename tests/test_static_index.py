@@ -21,12 +21,14 @@ def _no_collected_files(settings):
 
 
 def test_a_shared_table_is_the_one_a_fresh_scan_builds():
-    WhiteNoiseMiddleware(lambda request: None)  # the process's first: it scans
+    first = WhiteNoiseMiddleware(lambda request: None)  # the process's first: it scans
     shared = WhiteNoiseMiddleware(lambda request: None)
+    plotly = "/static/vendor/plotly.min.js"
+    assert shared.files[plotly] is first.files[plotly]  # not scanned again
     fresh = WhiteNoiseMiddleware(lambda request: None)
     fresh.files.clear()
     scan_afresh(fresh)
-    assert "/static/vendor/plotly.min.js" in fresh.files
+    assert plotly in fresh.files and fresh.files[plotly] is not shared.files[plotly]
     assert _table(shared) == _table(fresh)
 
 

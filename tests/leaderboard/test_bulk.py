@@ -81,7 +81,9 @@ def test_ignore_conflicts_keeps_the_row_already_there_and_adds_the_new_ones(stor
     assert rows_insert(Frame, []) == 0
 
 
-def test_a_value_of_another_type_is_cast_and_a_callable_default_is_called_for_each_row(stored):
+def test_a_value_of_another_type_is_cast_and_a_callable_default_is_called_for_each_row(
+    stored, monkeypatch
+):
     scene = Scene.objects.first()
     keys = ["true-1", "true-2"]
     rows_insert(Frame, [{"key": k, "scene_id": scene.pk, "cell": [], "size": True} for k in keys])
@@ -94,6 +96,16 @@ def test_a_value_of_another_type_is_cast_and_a_callable_default_is_called_for_ea
     assert list(
         Step.objects.filter(episode=episode, index__gte=900).values_list("hand_cell", flat=True)
     ) == [[], []]
+    # A callable default gives each row its own value, as the ORM calls it for each instance.
+    calls = iter(range(1, 10))
+    monkeypatch.setattr(Step._meta.get_field("request"), "default", lambda: {"n": next(calls)})
+    for step in steps:
+        step["index"] += 10
+        del step["request"]
+    rows_insert(Step, steps)
+    assert list(
+        Step.objects.filter(episode=episode, index__gte=910).values_list("request", flat=True)
+    ) == [{"n": 1}, {"n": 2}]
 
 
 def _step(index: int) -> dict[str, object]:
