@@ -26,14 +26,17 @@ DEFAULT_SIZE = 1024
 MAX_SIZE = 4096
 
 
-SCENE_BUILD_VERSION = "5"
+SCENE_BUILD_VERSION = "6"
 """Bump whenever the scene construction (or the MuJoCo renderer's set-up) changes the pixels:
 frame keys depend on it. 3: the shadow map scales with the frame (``shadow_size``), so frames
 under 1024 px changed; 1024 px frames are the same as in 2. 4: the robots' meshes are
 simplified without turning the faces of thin shells over (``simulation.assets.meshes``), so
 every robot frame changed; human frames are the same as in 3. 5: a light halo card behind each
 robot hand (``simulation.assets.robots._add_halo``) outlines it where the mirror shows it, so
-every robot frame changed again; human frames are the same as in 3."""
+every robot frame changed again; human frames are the same as in 3. 6: the round shapes
+(spheres, capsules, cylinders, ellipsoids: every part of a human, none of a robot) have fewer
+slices in frames under 513 px (``simulation.mujoco_backend.shape_detail``), so human frames
+under 513 px changed; frames of 513 px and more, and every robot frame, are the same as in 5."""
 
 
 USD_BUILD_VERSION = "1"

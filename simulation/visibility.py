@@ -21,6 +21,7 @@ from simulation.mujoco_backend import (
     build_spec,
     compiled_model,
     mujoco,
+    shape_detail,
 )
 from simulation.renderer import RenderError, validate_size
 
@@ -49,6 +50,8 @@ def _probe_frame(scene: Scene, *, mirror: bool, size: int) -> np.ndarray:
     model.vis.headlight.diffuse = (0.0, 0.0, 0.0)
     model.vis.headlight.specular = (0.0, 0.0, 0.0)
     model.vis.quality.shadowsize = 0  # drawn without shadows: no shadow map to make
+    # The round shapes as the renderer draws them in a frame of this size.
+    model.vis.quality.numslices, model.vis.quality.numstacks = shape_detail(size)
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     mujoco.mj_camlight(model, data)

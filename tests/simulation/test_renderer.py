@@ -198,14 +198,16 @@ def test_frame_keys_carry_the_frame_version_not_the_benchmark_version(monkeypatc
 
 def _fresh_mujoco_render(scene, cell, size):
     """The view as MuJoCo's own one-model renderer draws it (what the frame keys were made by),
-    with the shadow map the frame's size is given (``shadow_size``)."""
+    with the shadow map and the round shapes' detail the frame's size is given
+    (``shadow_size``, ``shape_detail``)."""
     import mujoco
 
     from simulation.dynamics import hand_position_mm
-    from simulation.mujoco_backend import CAMERA_NAME, _m, build_spec, shadow_size
+    from simulation.mujoco_backend import CAMERA_NAME, _m, build_spec, shadow_size, shape_detail
 
     spec = build_spec(scene, mirror=True, max_size=1024, antialias=False)
     spec.visual.quality.shadowsize = shadow_size(size)
+    spec.visual.quality.numslices, spec.visual.quality.numstacks = shape_detail(size)
     model = spec.compile()
     data = mujoco.MjData(model)
     data.mocap_pos[0] = [_m(v) for v in hand_position_mm(scene, cell)]
@@ -236,6 +238,49 @@ def test_a_full_size_frame_keeps_the_full_shadow_map_whatever_was_drawn_before()
         renderer.render(32)
         assert np.array_equal(renderer.render(1024), large)
     assert np.array_equal(large, _fresh_mujoco_render(ROBOT, (1, 0, -1), 1024))
+
+
+def test_round_shapes_have_fewer_slices_in_small_frames_and_mujocos_own_from_513_px():
+    import math
+
+    from simulation.mujoco_backend import FULL_DETAIL, shape_detail
+
+    sizes = {
+        16: (12, 7),
+        32: (12, 7),
+        128: (12, 7),
+        129: (14, 8),
+        256: (14, 8),
+        300: (20, 12),
+        512: (20, 12),
+        513: (28, 16),
+        1024: (28, 16),
+        4096: (28, 16),
+    }
+    assert {size: shape_detail(size) for size in sizes} == sizes
+    assert FULL_DETAIL == (28, 16)
+    # A polygon's gap to its circle, r (pi / n)^2 / 2 with r in proportion to the frame's
+    # side, is at most what it is at 1024 px, at every size.
+    full = 1024 * (math.pi / FULL_DETAIL[0]) ** 2
+    for side in (16, 32, 64, 128, 256, 512):
+        assert side * (math.pi / shape_detail(side)[0]) ** 2 <= full
+
+
+def test_a_scene_drawn_at_another_size_gets_that_sizes_round_shapes():
+    # A human's round shapes are made for the size of the frame: drawing a scene small, then at
+    # full size, then small again gives the frames fresh renderers draw at those sizes.
+    from simulation.mujoco_backend import shape_detail
+
+    with MujocoRenderer() as renderer:
+        renderer.load(HUMAN)
+        small = renderer.render(32)
+        assert renderer._current.detail == shape_detail(32) == (12, 7)
+        large = renderer.render(1024)
+        assert renderer._current.detail == (28, 16)
+        assert np.array_equal(renderer.render(32), small)
+        assert renderer.loads == 3
+    assert np.array_equal(small, _fresh_mujoco_render(HUMAN, (0, 0, 0), 32))
+    assert np.array_equal(large, _fresh_mujoco_render(HUMAN, (0, 0, 0), 1024))
 
 
 def test_one_renderer_switching_scenes_draws_what_a_fresh_one_draws():
