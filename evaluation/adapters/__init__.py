@@ -47,7 +47,8 @@ Contracts shared by both:
 Layout: :mod:`~evaluation.adapters.base` (the shared constructor, key handling and request
 loop), :mod:`~evaluation.adapters.retry` (retry policy and ``Retry-After``),
 :mod:`~evaluation.adapters.openai` and :mod:`~evaluation.adapters.anthropic` (the two clients,
-each loading its SDK). The provider
+each loading its SDK), :mod:`~evaluation.adapters.anthropic_models` (Claude models' maximum
+output, without the SDK). The provider
 table and ``make_client`` are in :mod:`evaluation.registry`. Importing this package loads no
 SDK: a client class (and its SDK) loads when it is first named.
 """

@@ -11,6 +11,11 @@ from typing import Any
 
 import anthropic
 
+from evaluation.adapters.anthropic_models import (
+    ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS,
+    ANTHROPIC_MAX_OUTPUT_TOKENS,
+    anthropic_max_output_tokens,
+)
 from evaluation.adapters.base import (
     _b64,
     _ChatAdapter,
@@ -33,48 +38,9 @@ __all__ = [
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
-ANTHROPIC_MAX_OUTPUT_TOKENS: dict[str, int] = {
-    "claude-opus-4-6": 128000,
-    "claude-opus-4-5": 64000,
-    "claude-opus-4-1": 32000,
-    "claude-opus-4-0": 32000,
-    "claude-opus-4-2025": 32000,  # claude-opus-4-20250514
-    "claude-sonnet-4": 64000,  # 4, 4.5, 4.6
-    "claude-haiku-4": 64000,  # 4.5
-    "claude-3-7-sonnet": 64000,
-    "claude-3-5-sonnet": 8192,
-    "claude-3-5-haiku": 8192,
-    "claude-3-opus": 4096,
-    "claude-3-sonnet": 4096,
-    "claude-3-haiku": 4096,
-}
-"""The maximum output tokens of known Claude models, by model name prefix (the longest that
-matches wins). Sent as ``max_tokens``, which the API requires, when the user sets none: the
-benchmark caps no answer (protocol v3). Opus 4 versions not listed fall back, deliberately:
-``claude-opus-4`` alone would give a later Opus 4.x the 32000 of Opus 4.0 and 4.1."""
-ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS = 64000
-"""``max_tokens`` for a model not in the table: generous on purpose. A model whose limit is lower
-answers 400 naming its limit, and the client resends once with that limit (recorded)."""
-
 _MAX_TOKENS_LIMIT = re.compile(r"max_tokens\W*(\d+)\s*>\s*(\d+)")
 """The API's 400 for a ``max_tokens`` above the model's limit: ``max_tokens: 128000 > 64000, which
 is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929``."""
-
-
-def anthropic_max_output_tokens(model: str) -> int:
-    """The maximum output tokens of ``model`` (``ANTHROPIC_MAX_OUTPUT_TOKENS``), or the fallback.
-
-    The name is matched from its ``claude-`` on, so that prefixed names (``anthropic.claude-...``
-    on some proxies) are known too.
-    """
-    name = model.lower()
-    start = name.find("claude-")
-    if start >= 0:
-        name = name[start:]
-    matches = [prefix for prefix in ANTHROPIC_MAX_OUTPUT_TOKENS if name.startswith(prefix)]
-    if not matches:
-        return ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS
-    return ANTHROPIC_MAX_OUTPUT_TOKENS[max(matches, key=len)]
 
 
 class AnthropicClient(_ChatAdapter):

@@ -10,19 +10,14 @@ import logging
 import struct
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from PIL import Image
 
-from evaluation.adapters import (
-    AnthropicClient,
-    MissingAPIKeyError,
-    OpenAIChatClient,
-    RetryPolicy,
-    retry_after_s,
-)
-from evaluation.adapters.anthropic import (
+from evaluation import adapters
+from evaluation.adapters import MissingAPIKeyError, RetryPolicy, retry_after_s
+from evaluation.adapters.anthropic_models import (
     ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS,
     anthropic_max_output_tokens,
 )
@@ -49,6 +44,14 @@ from tests.evaluation.fake_providers import (
     openai_completion,
     openai_error,
 )
+
+if TYPE_CHECKING:
+    from evaluation.adapters import AnthropicClient, OpenAIChatClient
+
+# The clients are named through their package (``adapters.OpenAIChatClient``), which loads a
+# client's SDK (about 2.5 s of CPU for both) when a test first names it, not when pytest collects
+# this module in every xdist worker; one worker runs the tests that load them (--dist loadgroup).
+pytestmark = pytest.mark.xdist_group("sdk")
 
 KEY = "sk-mirrorbench-SECRET-7f3a9c2e1b5d"
 SYSTEM = "You are a robot standing in front of a mirror. End with Choice: [n]."
@@ -99,7 +102,7 @@ def openai_client(
     def build(**overrides: Any) -> OpenAIChatClient:
         options: dict[str, Any] = {"retry": FAST, "timeout_s": 5.0, "sleep": sleeps}
         options.update(overrides)
-        client = OpenAIChatClient("gpt-test", base_url=fake_openai.base_url, **options)
+        client = adapters.OpenAIChatClient("gpt-test", base_url=fake_openai.base_url, **options)
         made.append(client)
         return client
 
@@ -119,7 +122,7 @@ def anthropic_client(
     def build(model: str = "claude-test", **overrides: Any) -> AnthropicClient:
         options: dict[str, Any] = {"retry": FAST, "timeout_s": 5.0, "sleep": sleeps}
         options.update(overrides)
-        client = AnthropicClient(model, base_url=fake_anthropic.base_url, **options)
+        client = adapters.AnthropicClient(model, base_url=fake_anthropic.base_url, **options)
         made.append(client)
         return client
 
@@ -657,7 +660,7 @@ def test_anthropic_sends_the_model_maximum_output_unless_the_user_sets_max_token
     sent = {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
     assert reply.request["params"] == sent == {"max_tokens": expected, "temperature": 0.0}
     assert client.params == GenerationParams(max_tokens=expected)
-    assert AnthropicClient.sent_params(model, params) == client.params
+    assert adapters.AnthropicClient.sent_params(model, params) == client.params
 
 
 def test_anthropic_records_a_seed_it_cannot_send(
@@ -795,7 +798,7 @@ def test_the_key_comes_from_the_named_environment_variable(
 ) -> None:
     monkeypatch.setenv("DASHSCOPE_API_KEY", KEY)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    client = OpenAIChatClient(
+    client = adapters.OpenAIChatClient(
         "qwen-vl-max", base_url=fake_openai.base_url, api_key_env="DASHSCOPE_API_KEY"
     )
     client.complete(conversation)
@@ -804,13 +807,16 @@ def test_the_key_comes_from_the_named_environment_variable(
     assert fake_openai.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
-@pytest.mark.parametrize("cls", [OpenAIChatClient, AnthropicClient])
+@pytest.mark.parametrize("cls", ["OpenAIChatClient", "AnthropicClient"])
 def test_a_missing_key_is_an_error_naming_the_variable(
-    cls: type[OpenAIChatClient] | type[AnthropicClient], monkeypatch: pytest.MonkeyPatch
+    cls: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    client_class: type[OpenAIChatClient] | type[AnthropicClient] = getattr(adapters, cls)
     monkeypatch.delenv("MIRRORBENCH_TEST_KEY", raising=False)
     with pytest.raises(MissingAPIKeyError, match="MIRRORBENCH_TEST_KEY"):
-        cls("some-model", base_url="https://api.example.com/v1", api_key_env="MIRRORBENCH_TEST_KEY")
+        client_class(
+            "some-model", base_url="https://api.example.com/v1", api_key_env="MIRRORBENCH_TEST_KEY"
+        )
 
 
 def test_a_local_server_needs_no_key(
@@ -821,9 +827,9 @@ def test_a_local_server_needs_no_key(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with OpenAIChatClient("qwen2.5-vl:7b", base_url=fake_openai.base_url) as local:
+    with adapters.OpenAIChatClient("qwen2.5-vl:7b", base_url=fake_openai.base_url) as local:
         local.complete(conversation)
-    with AnthropicClient("claude-test", base_url=fake_anthropic.base_url) as other:
+    with adapters.AnthropicClient("claude-test", base_url=fake_anthropic.base_url) as other:
         other.complete(conversation)
 
     assert fake_openai.requests[0].headers["authorization"] == "Bearer not-needed"
@@ -832,7 +838,9 @@ def test_a_local_server_needs_no_key(
 
 def test_credentials_in_the_base_url_are_not_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    client = OpenAIChatClient("m", base_url="https://user:hunter2@llm.example.com:8443/v1?key=abc")
+    client = adapters.OpenAIChatClient(
+        "m", base_url="https://user:hunter2@llm.example.com:8443/v1?key=abc"
+    )
 
     assert client.base_url == "https://llm.example.com:8443/v1"
     assert "hunter2" not in repr(client)
@@ -891,10 +899,10 @@ def test_make_client_parses_provider_and_model(monkeypatch: pytest.MonkeyPatch) 
     )
     claude = make_client("anthropic:claude-sonnet-4-5", params=GenerationParams(max_tokens=99))
 
-    assert isinstance(local, OpenAIChatClient)
+    assert isinstance(local, adapters.OpenAIChatClient)
     assert (local.provider, local.model) == ("openai", "qwen2.5-vl:7b")
     assert routed.model == "meta-llama/llama-3.2-11b-vision"
-    assert isinstance(claude, AnthropicClient)
+    assert isinstance(claude, adapters.AnthropicClient)
     assert (claude.provider, claude.model, claude.params.max_tokens) == (
         "anthropic",
         "claude-sonnet-4-5",

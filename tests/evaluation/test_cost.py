@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.adapters import AnthropicClient, OpenAIChatClient
+from evaluation import adapters
 from evaluation.adapters.retry import RetryPolicy
 from evaluation.agents import ModelAgent
 from evaluation.cost import check_price, pareto_front, per_full_run, tokens_dollars
@@ -13,6 +13,10 @@ from evaluation.messages import Message, TextPart
 from evaluation.runner import FrameSource, run_episode
 from simulation.catalogue import get_scene
 from tests.evaluation.fake_providers import Scripted, anthropic_message, openai_completion
+
+# A client's SDK loads when a test first names its class (``adapters.OpenAIChatClient``), not
+# when pytest collects the module in every xdist worker; one worker runs the tests that load them.
+pytestmark = pytest.mark.xdist_group("sdk")
 
 PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0, "cached_input_per_mtok": 1.25}
 
@@ -63,7 +67,7 @@ def test_the_cached_input_tokens_an_openai_server_reports_are_in_the_step(fake_o
     fake_openai.enqueue(
         Scripted(200, _cached_usage(1000, 0)), Scripted(200, _cached_usage(1200, 896))
     )
-    client = OpenAIChatClient(
+    client = adapters.OpenAIChatClient(
         "fake-vl", base_url=fake_openai.base_url, retry=RetryPolicy(max_attempts=1)
     )
     frames = FrameSource(32)
@@ -94,7 +98,7 @@ def test_an_anthropic_server_reports_its_cache_reads(fake_anthropic, monkeypatch
         "cache_read_input_tokens": 900,
     }
     fake_anthropic.enqueue(Scripted(200, body))
-    client = AnthropicClient(
+    client = adapters.AnthropicClient(
         "claude-fake", base_url=fake_anthropic.base_url, retry=RetryPolicy(max_attempts=1)
     )
     reply = client.complete([Message("user", (TextPart("hello"),))])

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evaluation.adapters import OpenAIChatClient
+from evaluation import adapters
 from evaluation.adapters.retry import RetryPolicy
 from evaluation.agents import ModelAgent
 from evaluation.cli import main
@@ -21,6 +21,10 @@ from tests.evaluation.fake_providers import (
     openai_completion,
     openai_error,
 )
+
+# OpenAI's SDK loads when a test first names its client (``adapters.OpenAIChatClient``), not
+# when pytest collects the module in every xdist worker; one worker runs the tests that load it.
+pytestmark = pytest.mark.xdist_group("sdk")
 
 SCENE = "tienkung-allegro-logo_0"
 ONE_RETRY = RetryPolicy(max_attempts=2, base_delay_s=0.0, max_delay_s=0.0, jitter=0.0)
@@ -36,7 +40,7 @@ def frames() -> Iterator[FrameSource]:
 
 def _episode(server: FakeOpenAI, frames: FrameSource, *failures: Scripted) -> dict:
     server.enqueue(*failures)
-    client = OpenAIChatClient(
+    client = adapters.OpenAIChatClient(
         "fake-vl",
         base_url=server.base_url,
         retry=ONE_RETRY,

@@ -12,12 +12,12 @@ import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from evaluation import outbound
-from evaluation.adapters import AnthropicClient, OpenAIChatClient, RetryPolicy
+from evaluation import adapters, outbound
+from evaluation.adapters import RetryPolicy
 from evaluation.cli import main
 from evaluation.messages import Message, TextPart, TransportError
 from evaluation.outbound import (
@@ -39,6 +39,13 @@ from tests.evaluation.fake_providers import (
     self_signed,
 )
 from tests.evaluation.test_model_runs import run_args
+
+if TYPE_CHECKING:
+    from evaluation.adapters import AnthropicClient, OpenAIChatClient
+
+# A client's SDK loads when a test first names its class (``adapters.OpenAIChatClient``), not
+# when pytest collects the module in every xdist worker; one worker runs the tests that load them.
+pytestmark = pytest.mark.xdist_group("sdk")
 
 KEY = "sk-outbound-test"
 QUICK = RetryPolicy(max_attempts=3, base_delay_s=0.0, jitter=0.0)
@@ -228,13 +235,13 @@ def test_the_switch_turns_off_the_address_check_only(monkeypatch: pytest.MonkeyP
 
 
 def openai_at(base_url: str, **options: Any) -> OpenAIChatClient:
-    return OpenAIChatClient(
+    return adapters.OpenAIChatClient(
         "gpt-test", base_url=base_url, api_key=KEY, retry=QUICK, sleep=lambda s: None, **options
     )
 
 
 def anthropic_at(base_url: str, **options: Any) -> AnthropicClient:
-    return AnthropicClient(
+    return adapters.AnthropicClient(
         "claude-test", base_url=base_url, api_key=KEY, retry=QUICK, sleep=lambda s: None, **options
     )
 

@@ -20,12 +20,13 @@ import tracemalloc
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from benchmarks.reply_limits import call_in_child, scenarios
-from evaluation.adapters import AnthropicClient, OpenAIChatClient, RetryPolicy
+from evaluation import adapters
+from evaluation.adapters import RetryPolicy
 from evaluation.cli import main
 from evaluation.messages import Message, TextPart, TransportError
 from evaluation.outbound import (
@@ -45,9 +46,14 @@ from tests.evaluation.fake_providers import (
 )
 from tests.evaluation.test_model_runs import run_args
 
-# One worker runs the module: each process that runs one of its tests builds the bombs once
-# (``bombs``: 200 MiB compressed, about 1.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("reply-limits")
+if TYPE_CHECKING:
+    from evaluation.adapters import AnthropicClient, OpenAIChatClient
+
+# One worker runs the module, with the other tests that load the model SDKs: each process that
+# runs one of its tests builds the bombs once (``bombs``: 200 MiB compressed, about 1.5 s of
+# CPU) and loads the SDKs once. A client's SDK loads when a test first names its class
+# (``adapters.OpenAIChatClient``), not when pytest collects the module in every xdist worker.
+pytestmark = pytest.mark.xdist_group("sdk")
 
 CAP = DEFAULT_MAX_REPLY_BYTES
 MiB = 2**20
@@ -71,10 +77,12 @@ def bombs() -> dict[str, RawReply]:
 
 def client_for(provider: str, server: BombServer) -> OpenAIChatClient | AnthropicClient:
     if provider == "openai":
-        return OpenAIChatClient(
+        return adapters.OpenAIChatClient(
             "bomb", base_url=f"{server.base_url}/v1", retry=QUICK, allow_private=True
         )
-    return AnthropicClient("bomb", base_url=server.base_url, retry=QUICK, allow_private=True)
+    return adapters.AnthropicClient(
+        "bomb", base_url=server.base_url, retry=QUICK, allow_private=True
+    )
 
 
 def success_body(provider: str, size: int) -> bytes:
@@ -243,7 +251,7 @@ def test_the_setting_is_read_when_a_client_is_made(monkeypatch: pytest.MonkeyPat
         with pytest.raises(ValueError, match=MAX_REPLY_ENV):
             max_reply_bytes_from_env()
         with pytest.raises(ValueError, match=MAX_REPLY_ENV):
-            OpenAIChatClient("m", base_url="http://127.0.0.1:9/v1", allow_private=True)
+            adapters.OpenAIChatClient("m", base_url="http://127.0.0.1:9/v1", allow_private=True)
     with pytest.raises(ValueError, match="above 0"):
         http_client(timeout=1, max_reply_bytes=0)
 

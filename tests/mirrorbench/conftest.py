@@ -1,7 +1,9 @@
 """Inspect runs of a small selection, made once per test session (per xdist worker).
 
-Inspect AI is the ``inspect`` extra: each test module asks for it first (``tests.parts``), so a
-machine without it skips them and CI fails them. Logs go to the session's temporary folders.
+Inspect AI is the ``inspect`` extra: every test here asks for it first (``inspect_installed``,
+with ``tests.parts``), so a machine without it skips them and CI fails them. It loads when the
+first of them runs, not when pytest collects their modules (about 2 s of CPU in every xdist
+worker). Logs go to the session's temporary folders.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from evaluation.cli import main
 from evaluation.outbound import ALLOW_PRIVATE_ENV
 from tests.evaluation.fake_providers import FakeOpenAI
+from tests.parts import import_part
 
 SCENES = ("male_1-mano_brown-leaf_0", "female_0-mano_white-bread")
 """Two human scenes (a robot's first frame takes seconds to compile here)."""
@@ -34,6 +37,13 @@ SCRIPT = [
     "Choice 3 (move left); step 2",  # 3
     "Choice: [6]",  # repeated to the end: the body stops the hand (collisions)
 ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inspect_installed() -> None:
+    """Skip the test, or fail it under CI, where Inspect AI cannot be imported. Set up before
+    the session's Inspect runs (an autouse fixture comes first among those of its scope)."""
+    import_part("inspect_ai", "Inspect AI", "make install installs it (the inspect extra)")
 
 
 def inspect_eval(log_dir: Path, model: Any, **options: Any) -> Path:

@@ -5,30 +5,18 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.parts import import_part
-
-import_part("inspect_ai", "Inspect AI", "make install installs it (the inspect extra)")
-
-# One xdist worker (--dist loadgroup) runs them all: each worker would load Inspect (~10 s) and
-# play the session's runs again.
-pytestmark = pytest.mark.xdist_group("inspect")
-
-from inspect_ai.event import ModelEvent  # noqa: E402
-from inspect_ai.log import EvalLog, read_eval_log, write_eval_log  # noqa: E402
-
-from evaluation.bundle import read_bundle  # noqa: E402
-from evaluation.cli import main  # noqa: E402
-from evaluation.verify import verify_bundle  # noqa: E402
-from leaderboard.runs.imports import model_entry_import_bundle  # noqa: E402
-from leaderboard.submissions.tokens import api_token_create  # noqa: E402
-from mirrorbench.logs import InspectLogRefused, convert_log, write_bundle  # noqa: E402
-from simulation.versions import BENCHMARK_VERSION  # noqa: E402
-from tests.leaderboard.factories import UserFactory  # noqa: E402
-from tests.mirrorbench.conftest import (  # noqa: E402
+from evaluation.bundle import read_bundle
+from evaluation.cli import main
+from evaluation.verify import verify_bundle
+from leaderboard.runs.imports import model_entry_import_bundle
+from leaderboard.submissions.tokens import api_token_create
+from simulation.versions import BENCHMARK_VERSION
+from tests.leaderboard.factories import UserFactory
+from tests.mirrorbench.conftest import (
     IMAGE_SIZE,
     LEVELS,
     SCENES,
@@ -36,9 +24,20 @@ from tests.mirrorbench.conftest import (  # noqa: E402
     inspect_eval,
 )
 
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
+
+# One xdist worker (--dist loadgroup) runs them all: each worker would load Inspect (~10 s) and
+# play the session's runs again. Inspect (and mirrorbench.logs, which imports it) loads in the
+# tests, not when pytest collects the module in every worker; the tests skip where it is
+# missing (tests/mirrorbench/conftest.py).
+pytestmark = pytest.mark.xdist_group("inspect")
+
 
 def _tampered(log: Path, out: Path, edit: Any) -> Path:
     """Write a copy of ``log`` changed by ``edit(EvalLog)``."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
     copy: EvalLog = read_eval_log(log)
     edit(copy)
     write_eval_log(copy, out)
@@ -50,6 +49,8 @@ def _failed_sample(log: EvalLog):
 
 
 def test_a_log_becomes_a_bundle_that_verifies(scripted_log, tmp_path):
+    from mirrorbench.logs import convert_log, write_bundle
+
     converted = convert_log(scripted_log)
     header = converted.header
     assert header["agent"] == {
@@ -71,6 +72,8 @@ def test_a_log_becomes_a_bundle_that_verifies(scripted_log, tmp_path):
 def test_the_bundle_holds_what_mirrorbench_run_holds_for_the_same_answers(
     scripted_log, scripted_bundle
 ):
+    from mirrorbench.logs import convert_log
+
     converted = {(e["scene_id"], e["level"]): e for e in convert_log(scripted_log).episodes}
     for engine in read_bundle(scripted_bundle).episodes:
         episode = converted[(engine["scene_id"], engine["level"])]
@@ -82,6 +85,8 @@ def test_the_bundle_holds_what_mirrorbench_run_holds_for_the_same_answers(
 
 
 def test_a_model_behind_an_api_gives_the_bundle_mirrorbench_run_gives(fake_openai_runs):
+    from mirrorbench.logs import convert_log
+
     log, _, bundle, _ = fake_openai_runs
     (episode,) = convert_log(log).episodes
     (engine,) = read_bundle(bundle).episodes
@@ -106,6 +111,8 @@ def test_import_inspect_writes_a_verified_bundle(scripted_log, tmp_path, capsys)
 
 @pytest.mark.django_db
 def test_the_bundle_goes_on_the_board_as_our_own_runs_do(scripted_log, tmp_path):
+    from mirrorbench.logs import convert_log, write_bundle
+
     out = tmp_path / "bundle.jsonl"
     write_bundle(convert_log(scripted_log), out)
     imported = model_entry_import_bundle(
@@ -120,6 +127,8 @@ def test_the_bundle_goes_on_the_board_as_our_own_runs_do(scripted_log, tmp_path)
 def test_the_web_upload_takes_the_bundle_as_it_takes_our_own(
     scripted_log, tmp_path, client, settings
 ):
+    from mirrorbench.logs import convert_log, write_bundle
+
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.MIRRORBENCH_IMAGE_SIZES = [IMAGE_SIZE]  # the site serves the frames of its replays
     out = tmp_path / "bundle.jsonl"
@@ -137,6 +146,10 @@ def test_the_web_upload_takes_the_bundle_as_it_takes_our_own(
 
 
 def test_a_log_whose_answers_disagree_with_its_distances_is_refused(scripted_log, tmp_path):
+    from inspect_ai.event import ModelEvent
+
+    from mirrorbench.logs import InspectLogRefused, convert_log
+
     def edit(log: EvalLog) -> None:
         sample = _failed_sample(log)
         calls = [e for e in sample.events if isinstance(e, ModelEvent)]
@@ -150,6 +163,8 @@ def test_a_log_whose_answers_disagree_with_its_distances_is_refused(scripted_log
 
 
 def test_a_log_whose_scores_were_edited_is_refused(scripted_log, tmp_path):
+    from mirrorbench.logs import InspectLogRefused, convert_log
+
     def edit(log: EvalLog) -> None:
         sample = _failed_sample(log)
         score = sample.scores["episode_metrics"]
@@ -163,6 +178,8 @@ def test_a_log_whose_scores_were_edited_is_refused(scripted_log, tmp_path):
 
 
 def test_a_log_of_another_benchmark_version_is_refused(scripted_log, tmp_path, capsys):
+    from mirrorbench.logs import InspectLogRefused, convert_log
+
     def retired(log: EvalLog) -> None:
         log.eval.task_version = "v2"
 
@@ -180,6 +197,10 @@ def test_a_log_of_another_benchmark_version_is_refused(scripted_log, tmp_path, c
 
 
 def test_a_log_generated_away_from_temperature_0_is_refused(scripted_log, tmp_path):
+    from inspect_ai.event import ModelEvent
+
+    from mirrorbench.logs import InspectLogRefused, convert_log
+
     def edit(log: EvalLog) -> None:
         for sample in log.samples:
             for event in sample.events:
@@ -191,6 +212,8 @@ def test_a_log_generated_away_from_temperature_0_is_refused(scripted_log, tmp_pa
 
 
 def test_a_control_conditions_log_becomes_a_bundle_of_that_condition(script_file, tmp_path):
+    from mirrorbench.logs import convert_log, write_bundle
+
     log = inspect_eval(
         tmp_path / "logs",
         "mirrorbench/scripted",

@@ -12,30 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.parts import import_part
-
-import_part("inspect_ai", "Inspect AI", "make install installs it (the inspect extra)")
+from evaluation.adapters.base import png_size
+from evaluation.bundle import benchmark_version, episode_results, read_bundle
+from evaluation.metrics import score_json
+from evaluation.verify import verify_bundle
+from simulation.versions import BENCHMARK_VERSION
+from tests.mirrorbench.conftest import IMAGE_SIZE, LEVELS, SCENES, engine_run
 
 # One xdist worker (--dist loadgroup) runs them all: each worker would load Inspect (~10 s) and
-# play the session's runs again.
+# play the session's runs again. Inspect (and the mirrorbench package's modules, which import
+# it) loads in the tests, not when pytest collects the module in every worker; the tests skip
+# where it is missing (tests/mirrorbench/conftest.py).
 pytestmark = pytest.mark.xdist_group("inspect")
-
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent  # noqa: E402
-from inspect_ai.log import read_eval_log  # noqa: E402
-from inspect_ai.model import ChatMessageUser, ContentImage, get_model  # noqa: E402
-from inspect_ai.util import registry_info  # noqa: E402
-
-from evaluation.adapters.base import png_size  # noqa: E402
-from evaluation.bundle import benchmark_version, episode_results, read_bundle  # noqa: E402
-from evaluation.metrics import score_json  # noqa: E402
-from evaluation.verify import verify_bundle  # noqa: E402
-from mirrorbench import _registry  # noqa: E402
-from mirrorbench.logs import convert_log, write_bundle  # noqa: E402
-from mirrorbench.scorer import metric_key, paper_table_values  # noqa: E402
-from mirrorbench.task import TASK_NAME, mirror_test  # noqa: E402
-from simulation.versions import BENCHMARK_VERSION  # noqa: E402
-from tests.mirrorbench.conftest import IMAGE_SIZE, LEVELS, SCENES, engine_run  # noqa: E402
 
 
 def _episodes(bundle: Path) -> dict[tuple[str, int], dict]:
@@ -43,16 +31,27 @@ def _episodes(bundle: Path) -> dict[tuple[str, int], dict]:
 
 
 def _samples(log: Path) -> dict[tuple[str, int], object]:
+    from inspect_ai.log import read_eval_log
+
     return {(s.metadata["scene"], s.metadata["level"]): s for s in read_eval_log(log).samples}
 
 
 def test_inspect_finds_the_task_by_name_through_the_installed_entry_point():
+    from inspect_ai.util import registry_info
+
+    from mirrorbench import _registry
+    from mirrorbench.task import TASK_NAME
+
     (entry,) = [e for e in entry_points(group="inspect_ai") if e.name == "mirrorbench"]
     assert entry.value == "mirrorbench._registry"
     assert registry_info(_registry.mirror_test).name == TASK_NAME == "mirrorbench/mirror_test"
 
 
 def test_the_inspect_command_runs_the_task_by_its_name_alone(tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from mirrorbench.task import TASK_NAME
+
     # A fresh process: nothing imported the package, so Inspect finds it through its entry point.
     inspect = Path(sys.executable).with_name("inspect")
     command = [str(inspect), "eval", "mirrorbench/mirror_test", "--model", "mirrorbench/scripted"]
@@ -67,6 +66,8 @@ def test_the_inspect_command_runs_the_task_by_its_name_alone(tmp_path):
 
 
 def test_there_is_one_sample_per_scene_and_level_with_what_the_episode_is():
+    from mirrorbench.task import mirror_test
+
     task = mirror_test(levels=["0", "3"], scenes="robot")  # -T levels=0,3 -T scenes=robot
     samples = list(task.dataset)
     assert len(samples) == 18 * 2
@@ -81,6 +82,8 @@ def test_there_is_one_sample_per_scene_and_level_with_what_the_episode_is():
 
 
 def test_levels_and_scenes_arrive_as_the_command_line_passes_them():
+    from mirrorbench.task import mirror_test
+
     assert len(mirror_test(levels=2, scenes=SCENES[0]).dataset) == 1
     assert len(mirror_test(levels="0,3", scenes=list(SCENES)).dataset) == 4
     with pytest.raises(ValueError, match="0, 1, 2, 3"):
@@ -90,6 +93,10 @@ def test_levels_and_scenes_arrive_as_the_command_line_passes_them():
 
 
 def test_the_task_version_is_the_benchmark_version_and_every_log_carries_it(scripted_log):
+    from inspect_ai.log import read_eval_log
+
+    from mirrorbench.task import TASK_NAME, mirror_test
+
     task = mirror_test(levels=0, scenes=SCENES[0])
     assert task.version == BENCHMARK_VERSION
     log = read_eval_log(scripted_log, header_only=True)
@@ -104,6 +111,10 @@ def test_the_task_version_is_the_benchmark_version_and_every_log_carries_it(scri
 def test_an_inspect_run_scores_what_mirrorbench_run_scores_for_the_same_answers(
     scripted_log, scripted_bundle
 ):
+    from inspect_ai.log import read_eval_log
+
+    from mirrorbench.scorer import metric_key, paper_table_values
+
     engine = _episodes(scripted_bundle)
     samples = _samples(scripted_log)
     assert set(samples) == set(engine) and len(engine) == 4
@@ -141,6 +152,11 @@ def test_an_inspect_run_scores_what_mirrorbench_run_scores_for_the_same_answers(
 def test_inspects_mock_model_plays_as_mirrorbench_run_plays_its_answer(
     tmp_path, mock_answer, script_file
 ):
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from mirrorbench.logs import convert_log, write_bundle
+
     model = get_model("mockllm/model", custom_outputs=mock_answer("Choice: [1]"))
     (log,) = inspect_eval(
         "mirrorbench/mirror_test",
@@ -167,6 +183,10 @@ def test_inspects_mock_model_plays_as_mirrorbench_run_plays_its_answer(
 
 
 def test_each_step_shows_its_frames_and_outcome_in_the_transcript(scripted_log):
+    from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model import ChatMessageUser, ContentImage
+
     log = read_eval_log(scripted_log, resolve_attachments=True)
     sample = next(s for s in log.samples if s.metadata["level"] == 0)
     steps = len(sample.scores["episode_metrics"].metadata["options"])
@@ -197,6 +217,8 @@ def test_each_step_shows_its_frames_and_outcome_in_the_transcript(scripted_log):
 
 
 def test_inspect_and_mirrorbench_run_send_the_same_model_the_same_requests(fake_openai_runs):
+    from inspect_ai.log import read_eval_log
+
     log, from_inspect, bundle, from_engine = fake_openai_runs
     (episode,) = read_bundle(bundle).episodes
     assert len(from_inspect) == len(from_engine) == len(episode["steps"]) > 1
@@ -210,6 +232,11 @@ def test_inspect_and_mirrorbench_run_send_the_same_model_the_same_requests(fake_
 
 
 def test_an_episode_a_limit_ends_is_unscored_and_counts_nowhere(tmp_path, mock_answer):
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from mirrorbench.logs import convert_log, write_bundle
+
     model = get_model("mockllm/model", custom_outputs=mock_answer("Choice: [6]"))
     (log,) = inspect_eval(
         "mirrorbench/mirror_test",
