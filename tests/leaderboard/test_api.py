@@ -67,21 +67,32 @@ def many_models(class_rows: Unblock, tmp_path_factory: pytest.TempPathFactory) -
         return reference_results_load(path=path)
 
 
+def random_here(random_bundle: Bundle, *, with_steps: bool) -> Run:
+    """Import the random baseline as evaluated here: a listed public run with its episodes
+    and scores, and its steps unless ``with_steps`` is false."""
+    entry = model_entry_upsert(name="Random (here)", kind=ModelEntry.Kind.BASELINE)
+    return run_import_bundle(
+        model_entry=entry, bundle=random_bundle, source="evaluated", with_steps=with_steps
+    ).run
+
+
 @pytest.fixture(scope="class")
 def evaluated_run(class_rows: Unblock, random_bundle: Bundle) -> Run:
     """The random baseline, evaluated here: a listed public run with episodes and steps."""
     with class_rows():
-        entry = model_entry_upsert(name="Random (here)", kind=ModelEntry.Kind.BASELINE)
-        return run_import_bundle(model_entry=entry, bundle=random_bundle, source="evaluated").run
+        return random_here(random_bundle, with_steps=True)
 
 
 @pytest.fixture
 def private_run(db: None, random_bundle: Bundle) -> Run:
-    """A run its owner made private after it was listed (no service sets visibility yet)."""
+    """A run its owner made private after it was listed (no service sets visibility yet),
+    without its steps: its tests check only that it is seen nowhere."""
     entry = model_entry_upsert(
         name="Secret model", kind=ModelEntry.Kind.PROPRIETARY, organisation="Hidden Lab"
     )
-    imported = run_import_bundle(model_entry=entry, bundle=random_bundle, source="verified").run
+    imported = run_import_bundle(
+        model_entry=entry, bundle=random_bundle, source="verified", with_steps=False
+    ).run
     Run.objects.filter(pk=imported.pk).update(visibility=Run.Visibility.PRIVATE)
     imported.refresh_from_db()
     return imported
@@ -331,7 +342,9 @@ class TestThePapersModels:
         self, client: Any, random_bundle: Bundle
     ) -> None:
         entry = ModelEntry.objects.get(name="GPT-4o-API")
-        run_import_bundle(model_entry=entry, bundle=random_bundle, source="verified")
+        run_import_bundle(
+            model_entry=entry, bundle=random_bundle, source="verified", with_steps=False
+        )
 
         body = _get(client, "/api/models/gpt-4o-api/")
 
@@ -449,6 +462,14 @@ class TestThePapersModels:
 @pytest.mark.usefixtures("paper", "evaluated_run")
 class TestThePapersModelsAndARunEvaluatedHere:
     """The paper's models, then the random baseline evaluated here."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def evaluated_run(cls, class_rows: Unblock, random_bundle: Bundle) -> Run:
+        """The module's ``evaluated_run`` without its steps: this class reads the boards, the
+        tracks and the run and episode lists, which come from episodes and scores alone."""
+        with class_rows():
+            return random_here(random_bundle, with_steps=False)
 
     @pytest.mark.parametrize("table", TABLES)
     def test_a_leaderboard_gives_the_rows_of_leaderboard_table_in_order_with_the_same_numbers(

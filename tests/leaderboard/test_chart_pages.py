@@ -10,7 +10,7 @@ import pytest
 from leaderboard.models import BenchmarkVersion, ModelEntry, Run
 from leaderboard.renderers import published
 from leaderboard.runs.imports import reference_results_load
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run, import_run
 from tests.leaderboard.test_pages import page_rows
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +33,8 @@ def paper(class_rows):
 
 @pytest.fixture(scope="class")
 def board(class_rows, bundles):
-    """The paper's rows, the random baseline evaluated here, and a small open-weights model."""
+    """The paper's rows, the random baseline evaluated here, and a small open-weights model
+    (with their steps: a model page shows what its run's answers say, the run API its behaviour)."""
     with class_rows():
         reference_results_load()
         random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
@@ -218,7 +219,7 @@ class TestABoard:
         assert client.get("/api/charts/tracks/?source=nothing").status_code == 400
 
     def test_private_runs_and_their_models_never_reach_a_chart(self, client, board, bundles):
-        secret = import_run(bundles["oracle"], "Secret model", kind=ModelEntry.Kind.PROPRIETARY)
+        secret = board_run(bundles["oracle"], "Secret model", kind=ModelEntry.Kind.PROPRIETARY)
         Run.objects.filter(pk=secret.pk).update(visibility=Run.Visibility.PRIVATE)
         for url in CHART_APIS:
             assert "Secret model" not in client.get(url).content.decode()
@@ -232,7 +233,7 @@ class TestABoard:
             name="v1",
             defaults={"scene_set": "v1", "prompt_version": "v1", "dynamics_version": "v1"},
         )
-        old = import_run(bundles["oracle"], "Old Oracle", kind=ModelEntry.Kind.BASELINE)
+        old = board_run(bundles["oracle"], "Old Oracle", kind=ModelEntry.Kind.BASELINE)
         Run.objects.filter(pk=old.pk).update(benchmark=v1, listed=True)
         assert "Old Oracle" not in client.get("/api/charts/stability/").content.decode()
         # A sanity check, left out unless asked for (TestTheOracle).
@@ -292,11 +293,12 @@ class TestABoard:
 
 @pytest.fixture(scope="class")
 def with_oracle(class_rows, bundles):
-    """The paper's rows and the two baselines evaluated here: the Oracle and Random."""
+    """The paper's rows and the two baselines evaluated here: the Oracle and Random (without
+    their steps: the charts, the tracks and their APIs read episodes and scores alone)."""
     with class_rows():
         reference_results_load()
-        import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
-        import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+        board_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+        board_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
 
 
 @pytest.mark.usefixtures("with_oracle")

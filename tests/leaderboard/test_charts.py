@@ -20,7 +20,7 @@ from leaderboard.charts.selectors import (
 from leaderboard.models import Episode, ModelEntry, Run, RunScore
 from leaderboard.runs.imports import reference_results_load
 from leaderboard.runs.selectors import run_results
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run
 
 LEVELS = ("0", "1", "2", "3")
 
@@ -192,8 +192,8 @@ def paper_and_baselines(class_rows, bundles):
     """The paper's rows, the random and the mirror-confused baselines evaluated here."""
     with class_rows():
         reference_results_load()
-        random = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
-        confused = import_run(bundles["mirror-confused"], "Mirror-Confused", kind="baseline")
+        random = board_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+        confused = board_run(bundles["mirror-confused"], "Mirror-Confused", kind="baseline")
     return random, confused
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.boards.scores import run_tokens_refresh
 from leaderboard.models import ModelPrice, Run, Step
-from tests.leaderboard.factories import UserFactory, import_run
+from tests.leaderboard.factories import UserFactory, board_run, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,8 @@ def test_the_cost_chart_draws_priced_runs_and_the_pareto_front(client, bundles):
     cheap, steps = _measured(bundles["random"], "Thrifty VLM", input_tokens=1000)
     _measured(bundles["oracle"], "Sharp VLM", input_tokens=4000)
     dear, _ = _measured(bundles["random"], "Pricey VLM", input_tokens=9000)
-    import_run(bundles["mirror-confused"], "Unpriced VLM")
+    # Without its steps: a baseline's steps report no tokens, so its totals are null either way.
+    board_run(bundles["mirror-confused"], "Unpriced VLM")
     ModelPrice.objects.create(agent="random", input_per_mtok=2.5, output_per_mtok=10.0)
     ModelPrice.objects.create(agent="oracle", input_per_mtok=2.5, output_per_mtok=10.0)
 

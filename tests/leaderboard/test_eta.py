@@ -9,7 +9,7 @@ from evaluation.config import RunConfig
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.selectors import eta_from_steps, eta_range, eta_text, run_progress
 from leaderboard.runs.services import run_create
-from tests.leaderboard.factories import ModelEntryFactory, import_run
+from tests.leaderboard.factories import ModelEntryFactory, board_run
 
 
 def test_a_steady_run_gets_one_figure():
@@ -101,7 +101,7 @@ def test_the_first_estimate_counts_every_episode_in_flight():
 
 @pytest.mark.django_db
 def test_while_fewer_episodes_have_finished_than_run_the_steps_give_the_time_left(bundles):
-    run = import_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
+    run = board_run(bundles["oracle"], "Oracle", kind=ModelEntry.Kind.BASELINE)
     # Back to its first 10.5 s: one episode finished, four in flight, the rest waiting.
     started = timezone.now() - timedelta(seconds=10.5)
     Step.objects.filter(episode__run=run).delete()

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from leaderboard.exports import csv_cell, csv_text
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_a_document_quotes_what_needs_quoting() -> None:
 @pytest.mark.django_db
 @pytest.mark.parametrize("url", ["/leaderboard/overall.csv", "/leaderboard/level-2.csv"])
 def test_a_model_named_like_a_formula_is_neutralised_in_the_download(client, bundles, url) -> None:
-    import_run(bundles["mirror-confused"], "=cmd|' /C calc'!A0", params_b=7.0)
+    board_run(bundles["mirror-confused"], "=cmd|' /C calc'!A0", params_b=7.0)
     rows = list(csv.DictReader(io.StringIO(client.get(url).content.decode())))
     assert [row["model"] for row in rows] == ["'=cmd|' /C calc'!A0"]
     assert rows[0]["params_b"] == "7"

@@ -141,9 +141,9 @@ def test_nobody_joins_an_entry_that_is_not_theirs(alice, bob, name):
 
 
 def test_a_users_run_named_like_a_baseline_leaves_the_baselines_run_listed(alice, bundles):
-    from tests.leaderboard.factories import import_run
+    from tests.leaderboard.factories import board_run
 
-    baseline = import_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
+    baseline = board_run(bundles["random"], "Random", kind=ModelEntry.Kind.BASELINE)
     assert Run.objects.get(pk=baseline.pk).listed
     with pytest.raises(FieldError):
         hosted(alice, entry_name="Random")

@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.models import Run
 from leaderboard.runs.imports import reference_results_load
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -173,7 +173,7 @@ class TestThePapersRows:
     def test_evaluated_runs_appear_beside_the_papers_rows_with_their_badge_and_intervals(
         self, client, paper, bundles
     ):
-        import_run(bundles["random"], "Random (evaluated here)", kind="baseline")
+        board_run(bundles["random"], "Random (evaluated here)", kind="baseline")
         content = client.get("/?source=evaluated").content.decode()
         assert "Random (evaluated here)" in content and "evaluated here" in content
         assert 'title="95% CI' in content and "over 264 episodes" in content
@@ -227,7 +227,7 @@ class TestThePapersRows:
         assert one.count('class="episode-card ') == 1 and "male_0-mano_white-splash" in one
 
     def test_private_runs_are_not_shown(self, client, paper, bundles):
-        run = import_run(bundles["oracle"], "Secret model")
+        run = board_run(bundles["oracle"], "Secret model")
         Run.objects.filter(pk=run.pk).update(visibility=Run.Visibility.PRIVATE)
         assert "Secret model" not in client.get("/").content.decode()
         assert client.get(f"/runs/{run.pk}/").status_code == 404
@@ -248,7 +248,7 @@ class TestThePapersRows:
             client.get(url)  # warm caches (content types, sessions)
         few = {url: queries(url) for url in urls}
         for i in range(3):
-            import_run(bundles["random"], f"Extra {i}", kind="open-weights", params_b=7)
+            board_run(bundles["random"], f"Extra {i}", kind="open-weights", params_b=7)
         # Each import bumped the data version: the next request builds its table again (a
         # board also reads the episodes behind its rank intervals, in one query).
         more = {url: queries(url) for url in urls}
@@ -281,9 +281,7 @@ class TestThePapersRows:
         assert board.marks["overall_avg"]  # other columns are still marked
 
     def test_the_tables_filter_by_the_renderer_the_agents_saw(self, client, paper, bundles):
-        from tests.leaderboard.factories import import_run
-
-        import_run(bundles["random"], "Evaluated VLM", kind="open-weights")
+        board_run(bundles["random"], "Evaluated VLM", kind="open-weights")
         everything = client.get("/").content.decode()
         assert "Evaluated VLM" in everything and "Gemini-2.5-Pro-API" in everything
         mujoco = client.get("/?rendered_by=mujoco").content.decode()

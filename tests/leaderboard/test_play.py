@@ -21,7 +21,7 @@ from leaderboard.play.services import PLAY_TTL, play_answer, play_start, plays_e
 from leaderboard.play.state import Player, PlayNotFound, PlayRefused
 from leaderboard.submissions.services import submission_publish, submission_review
 from simulation.catalogue import get_scene
-from tests.leaderboard.factories import import_run, make_bundle
+from tests.leaderboard.factories import board_run, make_bundle
 
 pytestmark = pytest.mark.django_db
 SCENE = "male_1-mano_white-splash"
@@ -318,10 +318,11 @@ def test_the_quick_human_set_submits_as_a_partial_human_entry(client, alice, mod
 
 
 def test_after_an_episode_the_player_sees_how_the_models_did(client, bundles, tmp_path):
-    import_run(bundles["oracle"], "Oracle", kind="baseline")
-    import_run(bundles["random"], "Random", kind="baseline")
+    # Without their steps: the comparison reads the listed runs' episodes alone.
+    board_run(bundles["oracle"], "Oracle", kind="baseline")
+    board_run(bundles["random"], "Random", kind="baseline")
     partial = make_bundle(tmp_path / "p.jsonl", "oracle", scenes=SCENE, levels=(0,))
-    import_run(partial, "Unlisted", kind="baseline")  # partial: not on the board
+    board_run(partial, "Unlisted", kind="baseline")  # partial: not on the board
     view = start(client).json()
     for option in optimal_options(SCENE):
         view = answer(client, view, option).json()

@@ -25,7 +25,7 @@ from leaderboard.boards.selectors import (
 from leaderboard.models import Run
 from leaderboard.runs.imports import reference_results_load
 from leaderboard.runs.selectors import run_results
-from tests.leaderboard.factories import import_run, make_bundle
+from tests.leaderboard.factories import board_run, make_bundle
 from tests.leaderboard.test_pages import page_rows
 
 pytestmark = pytest.mark.django_db
@@ -38,10 +38,10 @@ def board(class_rows, bundles) -> dict[str, Run]:
     with class_rows():
         reference_results_load()
         return {
-            "random": import_run(bundles["random"], "Random VLM", kind="open-weights"),
-            "twin": import_run(bundles["random"], "Random VLM twin", kind="open-weights"),
-            "confused": import_run(bundles["mirror-confused"], "Confused VLM", kind="open-weights"),
-            "baseline": import_run(bundles["random"], "Random here", kind="baseline"),
+            "random": board_run(bundles["random"], "Random VLM", kind="open-weights"),
+            "twin": board_run(bundles["random"], "Random VLM twin", kind="open-weights"),
+            "confused": board_run(bundles["mirror-confused"], "Confused VLM", kind="open-weights"),
+            "baseline": board_run(bundles["random"], "Random here", kind="baseline"),
         }
 
 
@@ -184,7 +184,7 @@ class TestRankIntervals:
 
 def test_a_row_built_from_fewer_than_the_tables_episodes_is_preliminary(client, tmp_path):
     complete_levels = make_bundle(tmp_path / "robot.jsonl", "random", scenes="robot", levels=(0,))
-    run = import_run(complete_levels, "Robot-only VLM", kind="open-weights")
+    run = board_run(complete_levels, "Robot-only VLM", kind="open-weights")
     assert not run.listed
     run_list_on_leaderboard(run=run)  # as a moderator's leave for a partial bundle does
     board = leaderboard_table(table="0", filters=LeaderboardFilters())

@@ -20,7 +20,7 @@ from leaderboard.frames.services import (
 from leaderboard.models import Episode, Frame, Run, Step
 from simulation.backends import renderer_version
 from simulation.renderer import frame_key
-from tests.leaderboard.factories import import_run, make_bundle
+from tests.leaderboard.factories import board_run, import_run, make_bundle
 
 pytestmark = pytest.mark.django_db
 SIZE = 32
@@ -321,7 +321,7 @@ def paper_scenes(db):
 
 
 def test_each_cell_of_a_leaderboard_row_with_episodes_links_to_them(client, paper_scenes, bundles):
-    run = import_run(bundles["random"], "Evaluated VLM", kind="open-weights")
+    run = board_run(bundles["random"], "Evaluated VLM", kind="open-weights")
     overall = client.get("/").content.decode()
     assert f'href="/runs/{run.pk}/?track=human#episodes"' in overall
     assert f'href="/runs/{run.pk}/#episodes"' in overall  # the Overall column

@@ -6,14 +6,14 @@ import pytest
 
 from leaderboard.models import Run
 from leaderboard.runs.selectors import run_list
-from tests.leaderboard.factories import import_run
+from tests.leaderboard.factories import board_run
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_page_is_chosen_in_a_subquery_and_has_the_rows_of_the_whole_list(bundles):
     for n, name in enumerate(("random", "oracle", "mirror-confused")):
-        import_run(bundles[name], f"Model {n}")
+        board_run(bundles[name], f"Model {n}")
     everything = list(run_list())
     page = run_list()[:2]
     sql = str(page.query)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.imports import reference_results_load
-from tests.leaderboard.factories import UserFactory, import_run
+from tests.leaderboard.factories import UserFactory, board_run, import_run
 from tests.parts import DEV_EXTRA, import_part, require_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
@@ -350,7 +350,7 @@ FITS = """(selector) => [...document.querySelectorAll(selector)].map(
 def test_a_rank_shows_its_interval_and_a_tie_its_mark_on_a_phone(browser, site, bundles):
     # The random policy's episodes as a model: 0.162 overall, its interval 7-8 overlapping
     # the 8th model's rank (Qwen2.5-VL-72B, 0.154).
-    import_run(bundles["random"], "Random VLM", kind=ModelEntry.Kind.OPEN_WEIGHTS)
+    board_run(bundles["random"], "Random VLM", kind=ModelEntry.Kind.OPEN_WEIGHTS)
     page = _page(browser, PHONE)
     page.goto(f"{site['url']}/")
     ours = page.locator("table.board tbody tr").filter(has_text="Random VLM")
