@@ -224,9 +224,10 @@ def _v6_refusal(address: ipaddress.IPv6Address) -> str | None:
         why = _v4_refusal(embedded)
         return f"a NAT64 address of {embedded}, {why}" if why else None
     if address.sixtofour is not None:
+        # Decided by the IPv4 address it carries, as NAT64's: not by ``is_global``, which
+        # Python 3.11.2 answers False for all of 2002::/16 and 3.11.7 by the embedded address.
         why = _v4_refusal(address.sixtofour)
-        if why:
-            return f"a 6to4 address of {address.sixtofour}, {why}"
+        return f"a 6to4 address of {address.sixtofour}, {why}" if why else None
     for network, what in _V6_REFUSED:
         if address in network:
             return what
