@@ -6,6 +6,7 @@ the test database is its own file (`test-db.sqlite3`) and never the site's. Each
 worker works in a folder of its own inside it (tests/xdist_workers.py).
 """
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -41,6 +42,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     share_static_index()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The garbage collector leaves what collection made (modules, test items: alive until the
+    end) out of every later collection, and runs its youngest generation after 100,000 new
+    objects rather than 700. In the suite's own processes, Django's requests and the ORM made
+    it run thousands of times, about 7% of a test process's CPU (2.5 s of 36 s for the API,
+    page and runner tests, 0.95 s after). Processes a test starts keep Python's defaults."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
 
 
 @pytest.hookimpl(trylast=True)
