@@ -70,8 +70,10 @@ worker: install
 # The suite runs against a throwaway data directory, never var/, removed however pytest ends
 # (pass, fail, Ctrl-C). It is spread over the cores (pytest-xdist, two workers more than the
 # cores, each with a data directory of its own: tests/xdist_workers.py says why); tests marked
-# with one xdist_group share a worker: the browser's, and those sharing a class's or module's
-# rows (tests/conftest.py). JOBS=1 runs it in one process (a debugger, a bisect);
+# with one xdist_group share a worker: the browser's, those sharing a class's or module's rows
+# (tests/conftest.py), the Inspect AI tests and those that load the model SDKs (`sdk`: only
+# one worker imports them; no test module does when collected). JOBS=1 runs it in one process
+# (a debugger, a bisect);
 # PYTEST_ARGS adds options.
 JOBS ?= auto
 XDIST = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
