@@ -10,10 +10,18 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageDraw, ImageFont
-
+from evaluation.deferred import Deferred
 from evaluation.metrics import D_TH
+
+if TYPE_CHECKING:
+    from PIL import Image, ImageDraw, ImageFont
+else:
+    # Pillow loads with the first animation made, not in every process that imports the views.
+    Image = Deferred("PIL.Image")
+    ImageDraw = Deferred("PIL.ImageDraw")
+    ImageFont = Deferred("PIL.ImageFont")
 
 ANIMATION_VERSION = "1"
 FORMATS = {"webp": "image/webp", "gif": "image/gif"}

@@ -43,11 +43,9 @@ import warnings
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
-import numpy as np
-import numpy.typing as npt
-
+from evaluation.deferred import Deferred
 from evaluation.vocabulary import (
     AVG,
     COMPLETED,
@@ -59,6 +57,12 @@ from evaluation.vocabulary import (
     TRACK_KEYS,
     TRACKS,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = Deferred("numpy")  # bootstraps and spreads: a site process loads it on first use
 
 D_TH = 1
 """d_th: the success threshold, in grid steps."""

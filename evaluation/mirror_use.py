@@ -15,13 +15,17 @@ scenes; with repeats, a scene's repeats are pooled.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
+from evaluation.deferred import Deferred
 from evaluation.metrics import EpisodeResult, metrics_from_sums, scene_sums
 from evaluation.vocabulary import LEVEL_KEYS, MAIN_CONDITION, METRICS, OVERALL
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = Deferred("numpy")  # the bootstrap's: a site process loads it on first use
 
 CONTRAST_METRICS = ("avg", "tsr")
 """The metrics the mirror-use view compares: AVG (the paper's headline) and TSR."""

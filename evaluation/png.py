@@ -17,8 +17,14 @@ from __future__ import annotations
 import struct
 import types
 import zlib
+from typing import TYPE_CHECKING
 
-import numpy as np
+from evaluation.deferred import Deferred
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = Deferred("numpy")  # a site process that stores no frame never loads it
 
 _deflate_module: types.ModuleType
 try:

@@ -21,11 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any
 
 from evaluation.confusion import episode_behaviour
+from evaluation.deferred import Deferred
 from evaluation.metrics import D_TH
 from evaluation.process_metrics import step_flags
 from evaluation.prompts import OPTION_TEXT
@@ -39,6 +38,11 @@ from evaluation.vocabulary import (
 )
 from simulation.catalogue import get_scene
 from simulation.dynamics import Action, Vec3
+
+if TYPE_CHECKING:
+    from PIL import Image
+else:
+    Image = Deferred("PIL.Image")  # an export's frames only: the site's pages never load it
 
 VIEWER_DIR = Path(__file__).with_name("replay_viewer")
 """The viewer's template, script and style, shipped with the package."""

@@ -22,9 +22,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from simulation.catalogue import Scene, Vec3
 from simulation.dynamics import hand_position_mm
@@ -39,6 +37,9 @@ from simulation.renderer import (
     validate_size,
 )
 from simulation.versions import FRAME_VERSION
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RENDER_MODE_ENV = "MIRRORBENCH_ISAAC_RENDER_MODE"
 DEFAULT_RENDER_MODE = "RaytracedLighting"
@@ -173,6 +174,9 @@ class IsaacRenderer:
         validate_size(size)
         if self._scene is None:
             raise RenderError("no scene loaded: call load(scene) first")
+        # Here, not at the top: the site imports this module for the backend's status, and
+        # numpy is a quarter of a second of every process that never renders.
+        import numpy as np
         import omni.replicator.core as rep
 
         annotator = self._annotator(size)

@@ -8,9 +8,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from simulation.catalogue import (
     MAIN,
@@ -19,6 +17,9 @@ from simulation.catalogue import (
     Vec3,
 )
 from simulation.versions import FRAME_VERSION
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_SIZE = 1024
 

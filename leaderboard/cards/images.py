@@ -10,8 +10,19 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
-from PIL import Image, ImageDraw, ImageFont
+from evaluation.deferred import Deferred
+
+if TYPE_CHECKING:
+    from PIL import Image, ImageDraw, ImageFont
+
+    Font: TypeAlias = ImageFont.FreeTypeFont | ImageFont.ImageFont
+else:
+    # Pillow loads with the first card drawn, not in every process that imports the views.
+    Image = Deferred("PIL.Image")
+    ImageDraw = Deferred("PIL.ImageDraw")
+    ImageFont = Deferred("PIL.ImageFont")
 
 WIDTH, HEIGHT = 1200, 630
 """The size link previews expect (Open Graph's 1.91:1)."""
@@ -21,9 +32,6 @@ MUTED = (87, 96, 106)
 ACCENT = (11, 94, 176)
 FILL = (11, 94, 176, 70)
 OUTCOME_COLOURS = {"success": (26, 127, 55), "failure": (180, 35, 24), "error": (138, 75, 0)}
-
-
-Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 
 def _font(size: int) -> Font:

@@ -43,7 +43,7 @@ from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -52,8 +52,8 @@ from django.core.files.storage import default_storage
 from django.db.models import Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from PIL import Image
 
+from evaluation.deferred import Deferred
 from evaluation.render_pool import RenderPool
 from evaluation.vocabulary import MAIN_CONDITION
 from leaderboard.bulk import rows_insert
@@ -81,6 +81,11 @@ from simulation.backends import renderer_version
 from simulation.catalogue import get_scene
 from simulation.dynamics import Vec3, goal_cell
 from simulation.renderer import DEFAULT_SIZE, frame_key
+
+if TYPE_CHECKING:
+    from PIL import Image
+else:
+    Image = Deferred("PIL.Image")  # the web processes that store no frame never load Pillow
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

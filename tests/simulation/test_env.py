@@ -1,5 +1,7 @@
 """The Gymnasium interface."""
 
+import subprocess
+import sys
 import warnings
 
 import gymnasium
@@ -30,6 +32,36 @@ def test_the_env_id_version_is_the_benchmark_version():
     spec = gymnasium.spec(ENV_ID)
     assert spec.name == "MirrorBench"
     assert f"v{spec.version}" == BENCHMARK_VERSION
+
+
+REGISTERED = (
+    "from gymnasium.envs.registration import registry\n"
+    "print(sorted(k for k in registry if k.startswith('MirrorBench')))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import gymnasium, simulation",  # the documented order
+        "import simulation, gymnasium",  # Gymnasium loads after the package
+        "import simulation.catalogue\nimport gymnasium.envs.registration",
+        "import simulation\nimport importlib; importlib.reload(simulation); import gymnasium",
+    ],
+)
+def test_importing_the_package_registers_the_env_whichever_loads_first(imports):
+    code = f"{imports}\nimport sys\n" + REGISTERED
+    code += "print(sum(type(f).__name__ == '_RegisterWhenGymnasiumLoads' for f in sys.meta_path))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [f"[{ENV_ID!r}]", "0"]  # once, and the hook is gone
+
+
+def test_importing_the_package_loads_neither_gymnasium_nor_numpy():
+    code = "import sys, simulation, simulation.catalogue\n"
+    code += "print(sorted(m for m in ('gymnasium', 'numpy') if m in sys.modules))\n"
+    code += "import gymnasium\n" + REGISTERED
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", f"[{ENV_ID!r}]"]
 
 
 @pytest.mark.parametrize("render_mode", [None, "rgb_array"])

@@ -10,16 +10,23 @@ LATE = ("narwhals", "pandas", "plotly.graph_objects", "pyarrow")
 (``leaderboard.charts``), pyarrow (``evaluation.details``, the boards' downloads) and pandas (the
 boards)."""
 
+ENGINE = ("gymnasium", "numpy", "PIL", "mujoco")
+"""Libraries of the engine that a site process loads only to play, score, render or draw an
+image: Gymnasium (``simulation`` registers its environment when Gymnasium loads, not by loading
+it), numpy (``evaluation.metrics``' bootstraps, ``evaluation.png``), Pillow (frames, cards,
+animations) and MuJoCo. Together about 0.25 s of CPU at every start of a process."""
+
 LOADED = f"print(sorted(m for m in {LATE!r} if m in sys.modules))\n"
 
 
-def test_the_urls_and_the_checks_load_no_chart_table_or_parquet_library():
+def test_the_urls_and_the_checks_load_no_engine_chart_table_or_parquet_library():
     code = (
         "import sys, django\n"
         "django.setup()\n"
         "from django.core.checks import run_checks\n"
         "from django.urls import get_resolver\n"
         "get_resolver().url_patterns; run_checks()\n"
+        f"print(sorted(m for m in {ENGINE!r} if m in sys.modules))\n"
         + LOADED
         + "from leaderboard.charts import figures\n"
         "figures.go.Figure()\n"
@@ -28,7 +35,8 @@ def test_the_urls_and_the_checks_load_no_chart_table_or_parquet_library():
         "parquet_bytes(step_schema().empty_table())\n" + LOADED
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    at_start, after_chart, after_parquet = out.stdout.splitlines()
+    engine, at_start, after_chart, after_parquet = out.stdout.splitlines()
+    assert engine == "[]"
     assert at_start == "[]"
     assert after_chart == "['narwhals', 'plotly.graph_objects']"
     assert "'pyarrow'" in after_parquet  # and pandas, which pyarrow's parquet writer loads
