@@ -3,10 +3,11 @@
 200 model entries (BENCH_ENTRIES), each with a 264-episode run (``benchmarks.load``'s synthetic
 board: random-agent bundles imported through the real services, cognitive stability stored as
 the scores are computed), plus the paper's rows, in a throwaway SQLite database. For each chart
-it reports the median of REQUESTS builds of the JSON in-process (selector, plotly figure,
+it reports the median of REQUESTS builds of the JSON in-process (selector, figure,
 ``json.dumps``) and of requests to its API endpoint and the pages through the Django test
 client (server time). Target: at most 250 ms per chart (median); the figures are for comparing
-code, not a capacity estimate.
+code, not a capacity estimate. It also reports the median time to build each figure alone, from
+selector output made once (``figures.*_figure`` and ``cost.cost_figure``, without ``json.dumps``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def main() -> None:
 
     from leaderboard.boards.selectors import tracks_page
     from leaderboard.charts import figures
-    from leaderboard.charts.selectors import chart_runs, chart_runs_for, default_slugs
+    from leaderboard.charts.cost import cost_figure
+    from leaderboard.charts.selectors import chart_runs, chart_runs_for, cost_points, default_slugs
 
     picked = ["synthetic-model-000", "synthetic-model-001", "gpt-41-api", "random"]
 
@@ -76,12 +78,29 @@ def main() -> None:
     print(f"MirrorBench charts benchmark: {ENTRIES} entries x 264 episodes + the paper's 20 rows")
     print(
         f"(built in {setup_s:.0f} s; {shown} models on Fig. 2; median of {REQUESTS} builds: "
-        "selector + plotly figure + json.dumps, in-process)"
+        "selector + figure + json.dumps, in-process)"
     )
     for name, work in builders.items():
         ms = _median_ms(work)
         size = len(work()) / 1024
         print(f"{name:32} {ms:7.1f} ms  {size:6.0f} KiB   target {TARGET_MS:.0f} ms")
+    runs = chart_runs()
+    four = chart_runs_for(version="v2", slugs=picked)
+    defaults = chart_runs_for(version="v2", slugs=default_slugs(runs))
+    points = cost_points(runs=runs)
+    page = tracks_page()
+    alone: dict[str, Callable[[], figures.Chart]] = {
+        "stability (Fig. 2)": lambda: figures.stability_figure(runs),
+        "stability ranking (Fig. 5)": lambda: figures.stability_ranking_figure(runs),
+        "radar, 4 models": lambda: figures.radar_figure(four),
+        "trajectories, 4 models": lambda: figures.trajectories_figure(four),
+        "radar, default models": lambda: figures.radar_figure(defaults),
+        "tracks (Table III)": lambda: figures.tracks_figure(page.table_iii, page.models),
+        f"cost ({len(points)} runs)": lambda: cost_figure(points),
+    }
+    print(f"(median of {REQUESTS} builds of the figure alone: selector output made once)")
+    for name, chart in alone.items():
+        print(f"{name:32} {_median_ms(chart):7.2f} ms")
     print(f"(median of {REQUESTS} requests through the Django test client: server time)")
     client = Client(SERVER_NAME="localhost")
     query = "&".join(f"m={slug}" for slug in picked)

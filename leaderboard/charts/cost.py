@@ -1,17 +1,16 @@
 """The cost-performance chart: each priced run's overall AVG against its dollars per 264
 episodes, with the Pareto front (the runs no other beats on both) drawn, and its numbers.
 
-Built as the paper's figures are (``figures.py``: a validated plotly figure and its table, the
-chart's text alternative), from ``charts.selectors.cost_points``.
+Built as the paper's figures are (``figures.py``: the plotly figure as plain dicts and its table,
+the chart's text alternative), from ``charts.selectors.cost_points``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evaluation.cost import FULL_RUN_EPISODES, pareto_front
-from evaluation.deferred import Deferred
 from leaderboard.charts.figures import (
     KIND_STYLES,
     OKABE_ITO,
@@ -22,14 +21,10 @@ from leaderboard.charts.figures import (
     _figure,
     _kind_label,
     _layout,
+    _trace,
 )
 from leaderboard.charts.selectors import CostPoint
 from leaderboard.formatting import KIND_LABELS, dollars, metric, thousands
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-else:
-    go = Deferred("plotly.graph_objects")
 
 COST_COLUMNS = [
     "Model",
@@ -74,13 +69,14 @@ def cost_figure(points: Sequence[CostPoint]) -> Chart:
     by kind, and the Pareto front as a stepped line through the runs on it."""
     placed = priced(points)
     front = front_of(points)
-    figure = go.Figure()
+    data = []
     for kind, (colour, symbol) in KIND_STYLES.items():
         group = [p for p in placed if p.kind == kind]
         if not group:
             continue
-        figure.add_trace(
-            go.Scatter(
+        data.append(
+            _trace(
+                "scatter",
                 name=_kind_label(kind),
                 x=[p.cost.per_full_run for p in group],
                 y=[p.overall_avg for p in group],
@@ -100,8 +96,9 @@ def cost_figure(points: Sequence[CostPoint]) -> Chart:
             )
         )
     if front:
-        figure.add_trace(
-            go.Scatter(
+        data.append(
+            _trace(
+                "scatter",
                 name="Pareto front",
                 x=[p.cost.per_full_run for p in front],
                 y=[p.overall_avg for p in front],
@@ -129,8 +126,7 @@ def cost_figure(points: Sequence[CostPoint]) -> Chart:
                 "showarrow": False,
             }
         ]
-    figure.update_layout(layout)
-    return Chart(_figure(figure), cost_table(points), "mirrorbench-cost-performance")
+    return Chart(_figure(data, layout), cost_table(points), "mirrorbench-cost-performance")
 
 
 def cost_rows(points: Sequence[CostPoint]) -> list[list[Any]]:

@@ -1,10 +1,17 @@
 """The paper's figures as plotly figures: plain functions from selector output to JSON.
 
-Each chart has two builders: ``*_figure`` returns the plotly figure (``{"data", "layout"}``,
-built with plotly's Python package and validated by it), ``*_table`` returns the same numbers
-as a table, the chart's text alternative (and, in ``note``, what the chart leaves out and why).
-Pages render the tables; the chart API returns both (``chart_json``) for ``static/js/charts.js``
-to draw with the plotly.js that the Python package ships.
+Each chart has two builders: ``*_figure`` returns the plotly figure (``{"data", "layout"}``),
+``*_table`` returns the same numbers as a table, the chart's text alternative (and, in ``note``,
+what the chart leaves out and why). Pages render the tables; the chart API returns both
+(``chart_json``) for ``static/js/charts.js`` to draw with the plotly.js that the Python package
+ships.
+
+The figures are built as the plain dicts plotly.js reads, not with plotly's graph objects, whose
+validation of every property took about 30 ms a figure. The dicts are the ones plotly's Python
+package made (``go.Figure(...).to_plotly_json()``, template left out), key for key:
+``tests/leaderboard/test_chart_figures_equal.py`` validates every builder's output with plotly,
+which refuses a misspelt property, and compares it with the figures built the old way
+(``tests/leaderboard/chart_reference.py``).
 
 Colours are the Okabe-Ito palette, safe for the common colour-vision deficiencies, and every
 series also differs by marker symbol or line dash, so nothing is told by colour alone.
@@ -15,9 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from evaluation.deferred import Deferred
 from evaluation.vocabulary import (
     AVG,
     EPISODE_METRICS,
@@ -32,13 +38,6 @@ from evaluation.vocabulary import (
 from leaderboard.charts.selectors import MLLM_KINDS, RANDOM_SLUG, ChartRun, runs_by_model
 from leaderboard.formatting import KIND_LABELS, SOURCE_LABELS, metric, params
 from leaderboard.models import ModelEntry
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-    import plotly.subplots as subplots
-else:
-    go = Deferred("plotly.graph_objects")  # with narwhals, about 45 ms of every process
-    subplots = Deferred("plotly.subplots")
 
 OKABE_ITO = {
     "orange": "#E69F00",
@@ -131,13 +130,12 @@ def plot_config(filename: str) -> dict[str, Any]:
 
 def _layout(**extra: Any) -> dict[str, Any]:
     layout: dict[str, Any] = {
-        "template": "none",
-        "font": FONT,
+        "font": dict(FONT),
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
         "margin": {"l": 64, "r": 24, "t": 24, "b": 64},
         "legend": {"orientation": "h", "x": 0, "y": -0.18, "yanchor": "top"},
-        "hoverlabel": {"font": FONT},
+        "hoverlabel": {"font": dict(FONT)},
     }
     layout.update(extra)
     return layout
@@ -154,11 +152,61 @@ def _axis(title: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _figure(figure: go.Figure) -> dict[str, Any]:
-    """Return a validated figure as plain JSON-ready data (no template: the layout is ours)."""
-    data = figure.to_plotly_json()
-    data["layout"].pop("template", None)
-    return {"data": data["data"], "layout": data["layout"]}
+def _trace(kind: str, **properties: Any) -> dict[str, Any]:
+    """Return a trace of type ``kind`` (``"scatter"``, ``"bar"``...) as plotly.js reads it."""
+    return {**properties, "type": kind}
+
+
+def _figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, Any]:
+    """Return the figure as plotly.js reads it (no template: the layout is ours)."""
+    return {"data": data, "layout": layout}
+
+
+def _subplot_grid(
+    rows: int, cols: int, horizontal_spacing: float, vertical_spacing: float
+) -> list[tuple[list[float], list[float]]]:
+    """Return the (x domain, y domain) of each panel of a ``rows`` x ``cols`` grid, row by row
+    from the top left, as plotly's ``make_subplots`` computes them: the same arithmetic in the
+    same order, so the same floats."""
+    widths = [(1.0 - horizontal_spacing * (cols - 1)) / cols] * cols
+    heights = [(1.0 - vertical_spacing * (rows - 1)) / rows] * rows
+    domains = []
+    for r in range(rows):
+        below = rows - 1 - r  # make_subplots counts rows from the bottom
+        y_start = sum(heights[:below]) + below * vertical_spacing
+        for c in range(cols):
+            x_start = sum(widths[:c]) + c * horizontal_spacing
+            x_domain = [x_start, x_start + widths[c]]
+            y_domain = [_into_paper(y_start), _into_paper(y_start + heights[-1 - r])]
+            domains.append((x_domain, y_domain))
+    return domains
+
+
+def _into_paper(value: float) -> float:
+    """A domain end as make_subplots rounds it: a float error above 1 (3 rows 0.09 apart end
+    the top one at 1.0000000000000002) is 1. (No end falls below 0: the sums are positive.)"""
+    return 1.0 if 1.0 < value < 1.01 else value
+
+
+def _subplot_titles(
+    titles: Sequence[str], domains: Sequence[tuple[Sequence[float], Sequence[float]]]
+) -> list[dict[str, Any]]:
+    """Return make_subplots' annotations for the panels' titles (an empty title has none)."""
+    return [
+        {
+            "y": y_domain[1],
+            "xref": "paper",
+            "x": sum(x_domain) / 2.0,
+            "yref": "paper",
+            "text": title,
+            "showarrow": False,
+            "font": {"size": 16},
+            "xanchor": "center",
+            "yanchor": "bottom",
+        }
+        for title, (x_domain, y_domain) in zip(titles, domains, strict=False)
+        if title
+    ]
 
 
 def _kind_label(kind: str) -> str:
@@ -215,7 +263,7 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
     and at the random policy's AVG when it is on the chart (else AVG 0).
     """
     shown = stability_runs(runs)
-    figure = go.Figure()
+    data = []
     counts = [run.params_b for run in shown if run.params_b]
     sizeref = 2.0 * max(counts) / 46**2 if counts else 1.0
     labelled = len(shown) <= LABELLED_POINTS
@@ -242,8 +290,9 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
             )
         else:
             marker["size"] = 16
-        figure.add_trace(
-            go.Scatter(
+        data.append(
+            _trace(
+                "scatter",
                 name=_kind_label(kind),
                 x=[run.overall_avg for run in group],
                 y=[run.cognitive_stability for run in group],
@@ -259,7 +308,8 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
         )
     x0 = _quadrant_x(shown)
     line = {"color": OKABE_ITO["grey"], "width": 1, "dash": "dash"}
-    figure.update_layout(
+    figure = _figure(
+        data,
         _layout(
             height=520,
             xaxis=_axis("Task performance (overall AVG)", zeroline=False),
@@ -273,7 +323,7 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
                     "x1": x0,
                     "y0": 0,
                     "y1": 1,
-                    "line": line,
+                    "line": dict(line),
                 },
                 {
                     "type": "line",
@@ -283,12 +333,12 @@ def stability_figure(runs: Sequence[ChartRun]) -> Chart:
                     "x1": 1,
                     "y0": 0,
                     "y1": 0,
-                    "line": line,
+                    "line": dict(line),
                 },
             ],
-        )
+        ),
     )
-    return Chart(_figure(figure), stability_table(runs), "mirrorbench-stability-vs-performance")
+    return Chart(figure, stability_table(runs), "mirrorbench-stability-vs-performance")
 
 
 def stability_table(runs: Sequence[ChartRun]) -> ChartTable:
@@ -326,7 +376,7 @@ def stability_ranking_figure(runs: Sequence[ChartRun]) -> Chart:
     bootstrap interval over scenes, and the random policy's value as a dashed line."""
     shown = sorted(stability_runs(runs), key=lambda r: (-(r.cognitive_stability or 0), r.model))
     order = [_escape(run.model) for run in reversed(shown)]
-    figure = go.Figure()
+    data = []
     random_cs = next((r.cognitive_stability for r in shown if r.slug == RANDOM_SLUG), None)
     for kind in KIND_STYLES:
         group = [run for run in shown if run.kind == kind]
@@ -335,8 +385,9 @@ def stability_ranking_figure(runs: Sequence[ChartRun]) -> Chart:
         colour, _ = KIND_STYLES[kind]
         values = [run.cognitive_stability or 0.0 for run in group]
         cis = [run.cognitive_stability_ci or (v, v) for run, v in zip(group, values, strict=True)]
-        figure.add_trace(
-            go.Bar(
+        data.append(
+            _trace(
+                "bar",
                 name=_kind_label(kind),
                 orientation="h",
                 x=values,
@@ -373,19 +424,18 @@ def stability_ranking_figure(runs: Sequence[ChartRun]) -> Chart:
                 "line": {"color": OKABE_ITO["black"], "width": 1, "dash": "dash"},
             }
         )
-    figure.update_layout(
-        _layout(
-            height=max(260, 110 + 24 * len(shown)),
-            barmode="overlay",
-            margin={"l": 170, "r": 24, "t": 24, "b": 64},
-            xaxis=_axis("Cognitive stability (CS), 95% bootstrap interval over scenes"),
-            yaxis={"categoryorder": "array", "categoryarray": order, "automargin": True},
-            shapes=shapes,
-            legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
-        )
+    layout = _layout(
+        height=max(260, 110 + 24 * len(shown)),
+        barmode="overlay",
+        margin={"l": 170, "r": 24, "t": 24, "b": 64},
+        xaxis=_axis("Cognitive stability (CS), 95% bootstrap interval over scenes"),
+        yaxis={"categoryorder": "array", "categoryarray": order, "automargin": True},
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
     )
+    if shapes:  # plotly left an empty list of shapes out
+        layout["shapes"] = shapes
     return Chart(
-        _figure(figure),
+        _figure(data, layout),
         stability_ranking_table(runs),
         "mirrorbench-stability-ranking",
         narrow={
@@ -445,14 +495,15 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
     ]
     floor = _radial_floor(values)
     theta = [metric_label(m) for m in RADAR_METRICS]
-    figure = go.Figure()
+    data = []
     for i, run in enumerate(shown):
         colour, symbol, dash = SERIES_STYLES[i % len(SERIES_STYLES)]
         for j, level in enumerate(LEVEL_KEYS):
             cell = run.tables[level][OVERALL]
             r = [cell[m] for m in RADAR_METRICS]
-            figure.add_trace(
-                go.Scatterpolar(
+            data.append(
+                _trace(
+                    "scatterpolar",
                     name=_escape(run.model),
                     legendgroup=run.slug,
                     showlegend=j == 0,
@@ -468,18 +519,6 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
                     "%{theta} %{r:.3f}<extra></extra>",
                 )
             )
-    polar = {
-        "radialaxis": {
-            "range": [floor, 1],
-            "dtick": 0.5 if 1 - floor <= 2 else 1,
-            "angle": 90,
-            "tickangle": 90,
-            "gridcolor": "#dddddd",
-            "tickfont": {"size": 10},
-        },
-        "angularaxis": {"direction": "clockwise", "rotation": 90, "gridcolor": "#dddddd"},
-        "bgcolor": "#ffffff",
-    }
     domains = [
         ({"x": [0.0, 0.42], "y": [0.56, 0.98]}),
         ({"x": [0.58, 1.0], "y": [0.56, 0.98]}),
@@ -506,7 +545,7 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
     annotations = []
     for k, level in enumerate(LEVEL_KEYS):
         key = "polar" if k == 0 else f"polar{k + 1}"
-        layout[key] = {**polar, "domain": domains[k]}
+        layout[key] = _polar(floor, domains[k])
         narrow[key] = {"domain": narrow_domains[k]}
         annotations.append(_panel_title(LEVEL_NAMES[level], domains[k]))
         narrow["annotations"].append(_panel_title(LEVEL_NAMES[level], narrow_domains[k]))
@@ -518,8 +557,24 @@ def radar_figure(runs: Sequence[ChartRun]) -> Chart:
         "y": -0.05,
         "yanchor": "top",
     }
-    figure.update_layout(layout)
-    return Chart(_figure(figure), radar_table(runs), "mirrorbench-radar", narrow=narrow)
+    return Chart(_figure(data, layout), radar_table(runs), "mirrorbench-radar", narrow=narrow)
+
+
+def _polar(floor: float, domain: dict[str, list[float]]) -> dict[str, Any]:
+    """Return a radar's polar subplot: the radial axis from ``floor`` to 1, TSR on top."""
+    return {
+        "radialaxis": {
+            "range": [floor, 1],
+            "dtick": 0.5 if 1 - floor <= 2 else 1,
+            "angle": 90,
+            "tickangle": 90,
+            "gridcolor": "#dddddd",
+            "tickfont": {"size": 10},
+        },
+        "angularaxis": {"direction": "clockwise", "rotation": 90, "gridcolor": "#dddddd"},
+        "bgcolor": "#ffffff",
+        "domain": domain,
+    }
 
 
 def _panel_title(text: str, domain: Mapping[str, Sequence[float]]) -> dict[str, Any]:
@@ -582,14 +637,17 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
     line per model (Overall column)."""
     shown = [run for run in runs if run.has_levels]
     titles = [metric_label(m) for m in RADAR_METRICS]
-    figure = subplots.make_subplots(
-        rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16
-    )
+    # make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12,
+    # vertical_spacing=0.16): panel k has the axes x{k + 1} and y{k + 1} ("x" and "y" for 1).
+    domains = _subplot_grid(2, 2, horizontal_spacing=0.12, vertical_spacing=0.16)
+    axes = ["" if k == 0 else str(k + 1) for k in range(len(domains))]
+    data = []
     for i, run in enumerate(shown):
         colour, symbol, dash = SERIES_STYLES[i % len(SERIES_STYLES)]
         for k, m in enumerate(RADAR_METRICS):
-            figure.add_trace(
-                go.Scatter(
+            data.append(
+                _trace(
+                    "scatter",
                     name=_escape(run.model),
                     legendgroup=run.slug,
                     showlegend=k == 0,
@@ -600,36 +658,44 @@ def trajectories_figure(runs: Sequence[ChartRun]) -> Chart:
                     marker={"symbol": symbol, "size": 8, "color": colour},
                     hovertemplate=f"{_escape(run.model)}<br>Level %{{x}}<br>"
                     f"{metric_label(m)} %{{y:.3f}}<extra></extra>",
-                ),
-                row=k // 2 + 1,
-                col=k % 2 + 1,
+                    xaxis=f"x{axes[k]}",
+                    yaxis=f"y{axes[k]}",
+                )
             )
-    figure.update_xaxes(
-        tickvals=[int(level) for level in LEVEL_KEYS],
-        ticktext=[level_short(level) for level in LEVEL_KEYS],
-        range=[-0.2, 3.2],
-        gridcolor="#e5e5e5",
-        linecolor="#666666",
-        ticks="outside",
+    layout = _layout(
+        height=640,
+        margin={"l": 56, "r": 24, "t": 48, "b": 48},
+        legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": -0.1, "yanchor": "top"},
     )
-    figure.update_yaxes(
-        gridcolor="#e5e5e5", zerolinecolor="#bbbbbb", linecolor="#666666", ticks="outside"
-    )
-    figure.update_layout(
-        **_layout(
-            height=640,
-            margin={"l": 56, "r": 24, "t": 48, "b": 48},
-            legend={"orientation": "h", "x": 0.5, "xanchor": "center", "y": -0.1, "yanchor": "top"},
-        )
-    )
-    narrow = _stacked_panels(figure)
+    layout["annotations"] = _subplot_titles(titles, domains)
+    for axis, (x_domain, y_domain) in zip(axes, domains, strict=True):
+        layout[f"xaxis{axis}"] = {
+            "domain": x_domain,
+            "anchor": f"y{axis}",
+            "tickvals": [int(level) for level in LEVEL_KEYS],
+            "ticktext": [level_short(level) for level in LEVEL_KEYS],
+            "range": [-0.2, 3.2],
+            "gridcolor": "#e5e5e5",
+            "linecolor": "#666666",
+            "ticks": "outside",
+        }
+        layout[f"yaxis{axis}"] = {
+            "domain": y_domain,
+            "anchor": f"x{axis}",
+            "gridcolor": "#e5e5e5",
+            "zerolinecolor": "#bbbbbb",
+            "linecolor": "#666666",
+            "ticks": "outside",
+        }
+    narrow = _stacked_panels(titles)
     return Chart(
-        _figure(figure), trajectories_table(runs), "mirrorbench-trajectories", narrow=narrow
+        _figure(data, layout), trajectories_table(runs), "mirrorbench-trajectories", narrow=narrow
     )
 
 
-def _stacked_panels(figure: go.Figure) -> dict[str, Any]:
-    """Layout changes that stack a 2 x 2 grid of panels into one column (for phones)."""
+def _stacked_panels(titles: Sequence[str]) -> dict[str, Any]:
+    """Layout changes that stack a 2 x 2 grid of panels, titled ``titles``, into one column
+    (for phones)."""
     rows = 4
     gap = 0.06
     height = (1 - gap * (rows - 1)) / rows
@@ -639,10 +705,9 @@ def _stacked_panels(figure: go.Figure) -> dict[str, Any]:
         suffix = "" if k == 0 else str(k + 1)
         narrow[f"xaxis{suffix}"] = {"domain": [0, 1]}
         narrow[f"yaxis{suffix}"] = {"domain": [top - height, top]}
-        title = figure.layout.annotations[k].text
         narrow["annotations"].append(
             {
-                "text": title,
+                "text": titles[k],
                 "showarrow": False,
                 "xref": "paper",
                 "yref": "paper",
@@ -688,26 +753,24 @@ def _track_row_name(row: str) -> str:
 def tracks_figure(table_iii: Mapping[str, Mapping[str, float | None]], models: int) -> Chart:
     """Return Table III as grouped bars: the mean AVG of the MLLMs by level, one bar per track."""
     rows = [row for row in TRACK_ROWS if row in table_iii]
-    figure = go.Figure()
-    for track, (colour, pattern) in TRACK_STYLES.items():
-        figure.add_trace(
-            go.Bar(
-                name=track_label(track),
-                x=[_track_row_name(row) for row in rows],
-                y=[table_iii[row].get(track) for row in rows],
-                marker={"color": colour, "pattern": {"shape": pattern}},
-                hovertemplate=f"{track_label(track)}, %{{x}}: %{{y:.3f}}<extra></extra>",
-            )
+    data = [
+        _trace(
+            "bar",
+            name=track_label(track),
+            x=[_track_row_name(row) for row in rows],
+            y=[table_iii[row].get(track) for row in rows],
+            marker={"color": colour, "pattern": {"shape": pattern}},
+            hovertemplate=f"{track_label(track)}, %{{x}}: %{{y:.3f}}<extra></extra>",
         )
-    figure.update_layout(
-        _layout(
-            height=420,
-            barmode="group",
-            xaxis=_axis(""),
-            yaxis=_axis("Mean AVG over the models", zeroline=True),
-        )
+        for track, (colour, pattern) in TRACK_STYLES.items()
+    ]
+    layout = _layout(
+        height=420,
+        barmode="group",
+        xaxis=_axis(""),
+        yaxis=_axis("Mean AVG over the models", zeroline=True),
     )
-    return Chart(_figure(figure), tracks_table(table_iii, models), "mirrorbench-tracks")
+    return Chart(_figure(data, layout), tracks_table(table_iii, models), "mirrorbench-tracks")
 
 
 def tracks_table(table_iii: Mapping[str, Mapping[str, float | None]], models: int) -> ChartTable:
