@@ -81,6 +81,9 @@ def test_a_web_process_killed_while_verifying_an_upload_leaves_nothing(tmp_path,
     assert not ModelEntry.objects.filter(name=META["model_name"]).exists()
     assert files_under(media) == before
     started = time.monotonic()
+    # A port of its own: the killed process's port is free again, and another test's server or
+    # client may have taken it since (wait_for_port would then wait for that one).
+    port = free_port()
     web = start_web(port, env=env)
     try:
         wait_for_port(port, timeout=60)
