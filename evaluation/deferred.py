@@ -1,8 +1,10 @@
 """``Deferred``: a library module imported on its first use, not when the module naming it is.
 
 Each web process, Celery worker and ``manage.py`` command imports the site's views and so the
-modules behind them, and most of those processes never draw a chart (plotly), build a board
-(pandas) or write a parquet file (pyarrow). A module that needs one of them names it so::
+modules behind them, and most of those processes never build a board (pandas), write a parquet
+file (pyarrow), score a bootstrap or encode a frame (numpy) or draw an image (Pillow)
+(``tests/site/test_startup.py`` says which stay unloaded). A module that needs one of them names
+it so::
 
     if TYPE_CHECKING:
         import pandas as pd  # what type checkers see

@@ -63,5 +63,5 @@ class _RegisterWhenGymnasiumLoads(MetaPathFinder):
 
 if REGISTRY_MODULE in sys.modules:
     _register(sys.modules[REGISTRY_MODULE])
-elif not any(isinstance(finder, _RegisterWhenGymnasiumLoads) for finder in sys.meta_path):
+else:
     sys.meta_path.insert(0, _RegisterWhenGymnasiumLoads())

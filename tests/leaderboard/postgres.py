@@ -10,7 +10,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+
+from tests.parts import TEST_DEPS, missing_part
 
 
 def _bin(name: str) -> str | None:
@@ -82,3 +84,16 @@ def postgres_server() -> Iterator[str]:
             _as_postgres([pg_ctl, "-D", data, "-m", "immediate", "stop"]), capture_output=True
         )
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_or_missing() -> Iterator[str]:
+    """``postgres_server()`` for a test: when none can be started, the test is failed under
+    ``CI=true`` or skipped otherwise (``missing_part``), saying why. Only the start is judged so:
+    what fails in the test's own block fails the test."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(postgres_server())
+        except (FileNotFoundError, subprocess.CalledProcessError) as exc:
+            missing_part("a PostgreSQL server", f"none could be started ({exc}); {TEST_DEPS}")
+        yield url

@@ -24,7 +24,7 @@ from leaderboard.search.query import (
     sqlite_match,
 )
 from leaderboard.search.selectors import step_search
-from tests.leaderboard.postgres import postgres_server
+from tests.leaderboard.postgres import postgres_or_missing
 from tests.leaderboard.search_corpus import (
     QUERIES,
     STEPS,
@@ -33,7 +33,6 @@ from tests.leaderboard.search_corpus import (
     corpus_results,
     corpus_results_every_way,
 )
-from tests.parts import TEST_DEPS, missing_part
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,18 +181,13 @@ def step_search_hits(text: str):
 
 @pytest.mark.slow
 def test_postgresql_finds_the_same_steps_as_sqlite(tmp_path):
-    try:
-        server = postgres_server()
-        url = server.__enter__()
-    except (FileNotFoundError, subprocess.CalledProcessError) as exc:
-        missing_part("a PostgreSQL server", f"none could be started ({exc}); {TEST_DEPS}")
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "MIRRORBENCH_DATA_DIR": str(tmp_path),
-        "DJANGO_SETTINGS_MODULE": "mirrorbench_site.settings",
-    }
-    try:
+    with postgres_or_missing() as url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "MIRRORBENCH_DATA_DIR": str(tmp_path),
+            "DJANGO_SETTINGS_MODULE": "mirrorbench_site.settings",
+        }
         for args in (
             ["migrate", "--noinput"],
             ["shell", "-c", "from tests.leaderboard.search_corpus import main; main()"],
@@ -208,5 +202,3 @@ def test_postgresql_finds_the_same_steps_as_sqlite(tmp_path):
         for way, results in found.items():
             assert results == [expected for _, _, expected in QUERIES], way
         assert {*STEPS, "late"} >= {label for labels in found["narrow"] for label in labels}
-    finally:
-        server.__exit__(None, None, None)

@@ -25,8 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.leaderboard.postgres import postgres_server
-from tests.parts import TEST_DEPS, missing_part
+from tests.leaderboard.postgres import postgres_or_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 SQUASH = "0001_squashed_0027_step_episode_ids"
@@ -218,12 +217,7 @@ def test_the_squash_gives_sqlite_the_chains_schema(tmp_path):
 def test_the_squash_gives_postgresql_the_chains_schema(tmp_path):
     import psycopg
 
-    try:
-        server = postgres_server()
-        url = server.__enter__()
-    except (FileNotFoundError, subprocess.CalledProcessError) as exc:
-        missing_part("a PostgreSQL server", f"none could be started ({exc}); {TEST_DEPS}")
-    try:
+    with postgres_or_missing() as url:
         with psycopg.connect(url, autocommit=True) as connection:
             connection.execute("CREATE DATABASE chain")
 
@@ -237,8 +231,6 @@ def test_the_squash_gives_postgresql_the_chains_schema(tmp_path):
             }
 
         reports = _migrate_both(environment)
-    finally:
-        server.__exit__(None, None, None)
     _check_the_ways(reports)
     columns = reports["squash"]["schema"]["columns"]
     assert ["leaderboard_step", "search_document"] in [row[:2] for row in columns]
