@@ -22,7 +22,7 @@ SIZE ?= 512
 export MUJOCO_GL ?= egl
 export PYOPENGL_PLATFORM ?= $(MUJOCO_GL)
 
-.PHONY: install lock system-deps test-deps run worker test test-fast bench lint format typecheck migrations-check gallery clean
+.PHONY: install lock plotly-bundle system-deps test-deps run worker test test-fast bench lint format typecheck migrations-check gallery clean
 
 install: $(STAMP)
 
@@ -47,6 +47,13 @@ $(STAMP): pyproject.toml $(LOCK) $(EEE)
 lock:
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	VENV=$(VENV) LOCK=$(LOCK) bash scripts/lock.sh
+
+# Build the chart pages' plotly.js (static/vendor/plotly.min.js, committed) again from
+# scripts/plotly's npm lock and trace list, and its styles (static/css/plotly.css): after a
+# plotly upgrade in the lock, or a chart that draws a new trace type. Needs node and npm;
+# `bash scripts/plotly-bundle.sh --check` only compares.
+plotly-bundle: install
+	BIN=$(BIN) bash scripts/plotly-bundle.sh
 
 # Mesa's EGL and OSMesa libraries, installed when missing and we may (root or sudo).
 system-deps:

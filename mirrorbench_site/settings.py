@@ -213,11 +213,10 @@ LOGOUT_REDIRECT_URL = "/"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# plotly.js comes from the installed plotly package (vendor/plotly.min.js), never a CDN.
+# plotly.js is static/vendor/plotly.min.js (`make plotly-bundle` builds it), never a CDN.
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "mirrorbench_site.static.PlotlyFinder",
 ]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 # Hashed, compressed static files, once `collectstatic` has filled STATIC_ROOT.

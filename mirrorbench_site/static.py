@@ -1,16 +1,13 @@
 """Static files: WhiteNoise, quiet about a static root that ``collectstatic`` has not made, and
-the plotly.js of the installed plotly package (and its styles as a file)."""
+the start-up styles of the chart pages' plotly.js as a file."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
-from django.contrib.staticfiles.finders import BaseFinder
-from django.core.files.storage import FileSystemStorage
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -32,53 +29,34 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         super().add_files(root, prefix=prefix)
 
 
-class PlotlyFinder(BaseFinder):
-    """Finds ``vendor/plotly.min.js``: the plotly.js that the installed plotly package ships.
-
-    The charts are built with plotly's Python package; drawing them with its own copy of
-    plotly.js keeps the two in step, and no copy is kept in the repository. ``collectstatic``
-    and WhiteNoise (through the finders) pick it up like any other static file.
-    """
-
-    PATH = "plotly.min.js"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        import plotly
-
-        self.storage = FileSystemStorage(location=Path(plotly.__file__).parent / "package_data")
-        self.storage.prefix = "vendor"  # type: ignore[attr-defined]
-
-    def check(self, **kwargs: Any) -> list[Any]:
-        return []
-
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> Any:
-        if path != f"vendor/{self.PATH}":
-            return [] if find_all else ""
-        found = self.storage.path(self.PATH)
-        return [found] if find_all else found
-
-    def list(self, ignore_patterns: Any) -> Iterator[tuple[str, FileSystemStorage]]:
-        yield self.PATH, self.storage
-
-
 # plotly.js under a Content-Security-Policy without inline styles (mirrorbench_site.csp). At
 # start-up plotly.js puts its own rules into a <style> element it creates, unless an element of
 # id plotly.js-style-global with class no-inline-styles exists: static/css/plotly.css holds those
-# rules, made from the installed plotly.min.js by `python -m mirrorbench_site.static`, and
+# rules, made from static/vendor/plotly.min.js by `python -m mirrorbench_site.static`, and
 # _chart_assets.html links it with that id. It also injects styles of its own (maplibre's, for
 # maps the site never draws) unless an element of their id exists: _chart_assets.html holds
 # empty <template> elements of those ids. tests/site/test_static.py checks both stay in step.
 
-PLOTLY_CSS = Path(__file__).resolve().parent.parent / "static" / "css" / "plotly.css"
+STATIC = Path(__file__).resolve().parent.parent / "static"
+PLOTLY_JS = STATIC / "vendor" / "plotly.min.js"
+"""The chart pages' plotly.js: the core and the traces the charts draw, built from a locked npm
+install by ``make plotly-bundle`` (scripts/plotly), a quarter of the full bundle's size."""
+PLOTLY_CSS = STATIC / "css" / "plotly.css"
 _STRING = r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"""
 _RULE = re.compile(rf"({_STRING})\s*:\s*({_STRING})")
 
 
 def plotly_source() -> str:
-    import plotly
+    return PLOTLY_JS.read_text()
 
-    return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
+
+def plotly_bundle(source: str) -> tuple[str, list[str]]:
+    """The plotly.js version and the trace types of a bundle that ``make plotly-bundle`` made,
+    read from its first line."""
+    found = re.match(r"/\*! plotly\.js v([\w.-]+) .*?bundle of traces (\[[^\]]*\])", source)
+    if found is None:
+        raise ValueError("not a bundle of scripts/plotly: its first line names no traces")
+    return found.group(1), json.loads(found.group(2))
 
 
 def _unquote(literal: str) -> str:
@@ -101,7 +79,7 @@ def plotly_css(source: str) -> str:
         rules.append(f"{full} {{{_unquote(body)}}}")
     header = (
         f"/* plotly.js {version.group(1) if version else '?'}: its start-up styles, made from the\n"
-        "   plotly package's plotly.min.js by `python -m mirrorbench_site.static`. The\n"
+        "   site's static/vendor/plotly.min.js by `python -m mirrorbench_site.static`. The\n"
         "   Content-Security-Policy allows no <style> element of plotly.js's making. */\n"
     )
     return header + "\n".join(reversed(rules)) + "\n"

@@ -43,6 +43,7 @@ from leaderboard.charts.selectors import (
     default_slugs,
 )
 from leaderboard.runs.imports import reference_results_load
+from mirrorbench_site.static import PLOTLY_JS, plotly_bundle
 from tests.leaderboard import chart_reference as reference
 
 METRICS = ("tsr", "sir", "fcr", "pcr", "avg")
@@ -88,10 +89,16 @@ def rounded(value: Any) -> Any:
     return round(value, 9) if isinstance(value, float) else value
 
 
+BUNDLED_TRACES = plotly_bundle(PLOTLY_JS.read_text())[1]
+"""The trace types the pages' plotly.js can draw (static/vendor/plotly.min.js)."""
+
+
 def check(chart: figures.Chart, old: tuple[dict[str, Any], dict[str, Any]]) -> None:
-    """The new chart is a valid plotly figure, read back unchanged, equal to the old one."""
+    """The new chart is a valid plotly figure, read back unchanged, equal to the old one, and
+    the site's plotly.js bundle draws each of its traces."""
     figure, narrow = chart.figure, chart.narrow
     assert set(figure) == {"data", "layout"}
+    assert {trace["type"] for trace in figure["data"]} <= set(BUNDLED_TRACES)
     validated = go.Figure(data=figure["data"], layout=figure["layout"])  # raises when invalid
     go.Layout(rounded(narrow))  # the layout changes for phones are valid plotly too
     read_back = validated.to_plotly_json()
@@ -112,6 +119,13 @@ def test_a_misspelt_property_is_refused_by_the_check():
     chart.figure["layout"]["xaxis"]["titel"] = {"text": "x"}
     with pytest.raises(ValueError, match="titel"):
         check(chart, reference.tracks_figure({}))
+
+
+def test_a_trace_the_sites_plotly_js_cannot_draw_is_refused_by_the_check():
+    chart = figures.stability_figure([run(1, "A", "proprietary", cs=0.5)])
+    chart.figure["data"][0]["type"] = "scattergl"  # valid plotly, not in the bundle
+    with pytest.raises(AssertionError):
+        check(chart, reference.stability_figure([run(1, "A", "proprietary", cs=0.5)]))
 
 
 # Inputs.
