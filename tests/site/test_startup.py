@@ -41,3 +41,28 @@ def test_the_urls_and_the_checks_load_no_engine_chart_table_or_parquet_library()
     assert at_start == "[]"
     assert after_chart == "[]"
     assert "'pyarrow'" in after_parquet  # and pandas, which pyarrow's parquet writer loads
+
+
+WORKER_START = (
+    "import sys, django\n"
+    "django.setup()\n"
+    "from mirrorbench_site.celery import app\n"
+    "app.loader.import_default_modules()\n"  # what a worker or beat does as it starts
+    "print('leaderboard.tasks' in sys.modules, 'mirrorbench_site.urls' in sys.modules)\n"
+)
+
+
+def test_a_worker_loads_its_tasks_but_not_the_urls_that_celerys_discarded_checks_would_load(
+    monkeypatch,
+):
+    monkeypatch.delenv("CELERY_SKIP_CHECKS", raising=False)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER_START], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "False"]
+    # An empty value asks for Celery's checks again, which load the URLs.
+    monkeypatch.setenv("CELERY_SKIP_CHECKS", "")
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER_START], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "True"]
