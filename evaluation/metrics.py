@@ -42,8 +42,7 @@ import math
 import warnings
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import TYPE_CHECKING, TypedDict, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, TypeVar
 
 from evaluation.deferred import Deferred
 from evaluation.vocabulary import (
@@ -159,38 +158,63 @@ def episode_score(distances: Sequence[int], d_th: int = D_TH) -> EpisodeScore:
         ValueError: If the trajectory is empty, has a negative or non-integer distance, or
             starts within the threshold (``d_0 <= d_th``), where FCR and PCR are undefined.
     """
-    tsr, sir, fcr, pcr, improving, steps = _exact_metrics(distances, d_th)
+    tsr, improving, steps, closed, best, span = _metric_ratios(distances, d_th)
+    # Each metric is a ratio of integers, and an int / int division is correctly rounded: the
+    # float nearest the exact value, as float(Fraction(...)) gives, without making Fractions.
+    per_step = steps or 1  # no step: SIR is 0 (improving is 0), the sum needs no 1/T term
     return EpisodeScore(
         tsr=float(tsr),
-        sir=float(sir),
-        fcr=float(fcr),
-        pcr=float(pcr),
-        avg=float((tsr + sir + fcr + pcr) / 4),
+        sir=improving / steps if steps else 0.0,
+        fcr=closed / span,
+        pcr=best / span,
+        avg=float(_exact_avg(tsr, improving, per_step, closed, best, span)),
         improving_steps=improving,
         steps=steps,
     )
 
 
-def _exact_metrics(
-    distances: Sequence[int], d_th: int
-) -> tuple[Fraction, Fraction, Fraction, Fraction, int, int]:
-    """Return TSR, SIR, FCR, PCR as exact fractions, with the improving steps and steps."""
+def _metric_ratios(distances: Sequence[int], d_th: int) -> tuple[int, int, int, int, int, int]:
+    """Return the integers the metrics are ratios of: TSR (0 or 1), the improving steps and the
+    steps (SIR = improving / steps), ``d_0 - d_T`` and ``d_0 - min d_t`` (FCR and PCR, over
+    ``span = d_0 - d_th``), and the span.
+
+    FCR = 1 - (d_T - d_th) / span = (d_0 - d_T) / span, and PCR likewise with the closest
+    distance."""
     if len(distances) == 0:
         raise ValueError("a distance trajectory needs at least d_0")
-    if any(isinstance(d, bool) or int(d) != d or d < 0 for d in distances):
+    if all(type(d) is int for d in distances):  # what the engine and JSON give
+        trajectory = list(distances)
+        if min(trajectory) < 0:
+            raise ValueError(f"distances must be non-negative integers, got {trajectory}")
+    elif any(isinstance(d, bool) or int(d) != d or d < 0 for d in distances):
         raise ValueError(f"distances must be non-negative integers, got {list(distances)}")
-    trajectory = [int(d) for d in distances]
+    else:
+        trajectory = [int(d) for d in distances]
     d_0, d_t = trajectory[0], trajectory[-1]
     if d_0 <= d_th:
         raise ValueError(f"d_0 = {d_0} is within the threshold d_th = {d_th}")
     steps = len(trajectory) - 1
     improving = sum(after < before for before, after in itertools.pairwise(trajectory))
-    span = d_0 - d_th
-    tsr = Fraction(int(d_t <= d_th))
-    sir = Fraction(improving, steps) if steps else Fraction(0)
-    fcr = 1 - Fraction(d_t - d_th, span)
-    pcr = 1 - Fraction(min(trajectory) - d_th, span)
-    return tsr, sir, fcr, pcr, improving, steps
+    return int(d_t <= d_th), improving, steps, d_0 - d_t, d_0 - min(trajectory), d_0 - d_th
+
+
+class _Ratio(NamedTuple):
+    """An exact ratio of integers (the denominator positive): compared, never rounded."""
+
+    numerator: int
+    denominator: int
+
+    def __float__(self) -> float:
+        return self.numerator / self.denominator  # correctly rounded
+
+
+def _exact_avg(
+    tsr: int, improving: int, per_step: int, closed: int, best: int, span: int
+) -> _Ratio:
+    """AVG = (TSR + SIR + FCR + PCR) / 4 over the common denominator ``4 * T * span``
+    (``per_step`` is T, or 1 for an episode of no step, whose SIR is 0)."""
+    numerator = tsr * per_step * span + improving * span + (closed + best) * per_step
+    return _Ratio(numerator, 4 * per_step * span)
 
 
 def _completed(results: Iterable[EpisodeResult]) -> list[EpisodeResult]:
@@ -384,13 +408,15 @@ def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str, i
     ``cognitive_stability``); with several repeats each repeat of a scene is one member of
     ``S``, so CS is the mean over scenes and repeats.
     """
-    by_scene: dict[tuple[str, str, int], dict[int, Fraction]] = {}
+    by_scene: dict[tuple[str, str, int], dict[int, _Ratio]] = {}
     for result in _completed(results):
-        tsr, sir, fcr, pcr, _, _ = _exact_metrics(result.distances, D_TH)
+        tsr, improving, steps, closed, best, span = _metric_ratios(result.distances, D_TH)
         key = (result.track, result.scene_id, result.repeat)
-        by_scene.setdefault(key, {})[result.level] = (tsr + sir + fcr + pcr) / 4
+        by_scene.setdefault(key, {})[result.level] = _exact_avg(
+            tsr, improving, steps or 1, closed, best, span
+        )
     return {
-        key: sum(_sign(scores[level] - scores[level + 1]) for level in LEVELS[:-1])
+        key: sum(_sign(scores[level], scores[level + 1]) for level in LEVELS[:-1])
         for key, scores in by_scene.items()
         if len(scores) == len(LEVELS)
     }
@@ -867,5 +893,7 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _sign(x: Fraction) -> int:
-    return (x > 0) - (x < 0)
+def _sign(a: _Ratio, b: _Ratio) -> int:
+    """The sign of ``a - b``, exactly (denominators are positive)."""
+    difference = a.numerator * b.denominator - b.numerator * a.denominator
+    return (difference > 0) - (difference < 0)

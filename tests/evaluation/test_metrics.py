@@ -1,3 +1,4 @@
+import itertools
 import json
 import math
 
@@ -544,3 +545,58 @@ def test_a_wider_confidence_gives_a_wider_interval():
 def test_the_bootstrap_rejects_bad_parameters(kwargs):
     with pytest.raises(ValueError):
         bootstrap_ci([episode("a", 0, SUCCESS)], **kwargs)
+
+
+# Exact arithmetic without Fractions
+
+
+def _fraction_score(distances, d_th=1):
+    """The paper's Table I in exact fractions, rounded once: what episode_score must give."""
+    from fractions import Fraction
+
+    d = [int(x) for x in distances]
+    span, steps = d[0] - d_th, len(d) - 1
+    improving = sum(b < a for a, b in itertools.pairwise(d))
+    tsr = Fraction(int(d[-1] <= d_th))
+    sir = Fraction(improving, steps) if steps else Fraction(0)
+    fcr = 1 - Fraction(d[-1] - d_th, span)
+    pcr = 1 - Fraction(min(d) - d_th, span)
+    avg = (tsr + sir + fcr + pcr) / 4
+    return tuple(float(x) for x in (tsr, sir, fcr, pcr, avg)), avg
+
+
+def _trajectories(seed, count):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        start = int(rng.integers(2, 40))
+        walk = [start]
+        for _ in range(int(rng.integers(0, 30))):
+            walk.append(max(0, walk[-1] + int(rng.integers(-2, 3))))
+        yield tuple(walk)
+    yield from [(2,), (3, 3, 3), (40, 0), (10**12, 5, 10**12 + 7), (7, 9, 1, 1, 30)]
+
+
+@pytest.mark.parametrize("d_th", [0, 1, 3])
+def test_every_metric_is_the_exact_fraction_rounded_once(d_th):
+    for distances in _trajectories(seed=d_th, count=3000):
+        if distances[0] <= d_th:
+            continue
+        expected, _ = _fraction_score(distances, d_th)
+        assert scores(distances, d_th) == expected, distances
+        assert scores(list(np.array(distances)), d_th) == expected  # numpy integers too
+
+
+def test_cognitive_stability_signs_are_those_of_the_exact_fractions():
+    from fractions import Fraction
+
+    trajectories = [t for t in _trajectories(seed=7, count=800) if t[0] > 1]
+    rng = np.random.default_rng(8)
+    results, expected = [], []
+    for s in range(150):
+        picked = [trajectories[int(i)] for i in rng.integers(0, len(trajectories), size=4)]
+        if s % 5 == 0:  # ties across levels: the same AVG by other trajectories
+            picked[1] = picked[0]
+        results += scene_levels(f"s{s}", picked)
+        avgs = [_fraction_score(t)[1] for t in picked]
+        expected.append(sum((a > b) - (a < b) for a, b in itertools.pairwise(avgs)))
+    assert cognitive_stability(results) == float(sum(Fraction(e) for e in expected) / 150)
