@@ -7,7 +7,6 @@ names the task here instead. The names are checked against the registered tasks 
 
 from __future__ import annotations
 
-from celery import current_app
 from django.db import transaction
 
 RUN_START = "leaderboard.tasks.run_start"
@@ -19,7 +18,9 @@ TASK_NAMES = (RUN_START, RUN_RENDER_FRAMES, EPISODE_RENDER_FRAMES)
 
 def task_send(name: str, *args: object) -> None:
     """Send the task ``name`` with ``args`` to its queue now."""
-    current_app.send_task(name, args=args)
+    from mirrorbench_site.celery import app
+
+    app.send_task(name, args=args)
 
 
 def task_send_on_commit(name: str, *args: object) -> None:

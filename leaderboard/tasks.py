@@ -7,7 +7,6 @@ run twice.
 
 from __future__ import annotations
 
-from celery import shared_task
 from django.db import OperationalError
 
 from leaderboard import worker
@@ -24,11 +23,12 @@ from leaderboard.models import Frame, Run
 from leaderboard.runs import selectors
 from leaderboard.runs import services as runs
 from leaderboard.runs.limits import owner_quota_wait_s
+from mirrorbench_site.celery import app
 
 THROTTLE_DELAY_S = 5
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+@app.task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def run_start(run_id: int) -> int:
     """Start a run and queue one task per pending episode; return how many were queued."""
     episode_ids = runs.run_start(run_id=run_id)
@@ -37,7 +37,7 @@ def run_start(run_id: int) -> int:
     return len(episode_ids)
 
 
-@shared_task(
+@app.task(
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(OperationalError, FrameStoreError),
@@ -57,7 +57,7 @@ def episode_evaluate(episode_id: int) -> str:
     return outcome
 
 
-@shared_task
+@app.task
 def episodes_requeue_stale() -> int:
     """Queue again the episodes whose task went silent (a worker died); return how many.
 
@@ -75,7 +75,7 @@ def episodes_requeue_stale() -> int:
     return len(episode_ids)
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+@app.task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def run_render_frames(run_id: int, size: int | None = None) -> int:
     """Register a finished run's frames and queue its eager ones, a task per scene (render queue).
 
@@ -95,7 +95,7 @@ def run_render_frames(run_id: int, size: int | None = None) -> int:
     return len(by_scene)
 
 
-@shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
+@app.task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
 def frames_sweep() -> dict[str, int]:
     """Keep stored frames and animations within MIRRORBENCH_FRAMES_MAX_BYTES (beat, render
     queue)."""
@@ -108,14 +108,14 @@ def frames_sweep() -> dict[str, int]:
     }
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+@app.task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def episode_render_frames(episode_id: int) -> dict[str, int]:
     """Render the missing frames of one episode, for a replay that is being watched."""
     count = episode_frames_render(episode_id=episode_id)
     return {"rendered": count.rendered, "reused": count.reused}
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
+@app.task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True)
 def frames_render_keys(keys: list[str]) -> dict[str, int]:
     """Render and store the registered frames ``keys`` that are missing (render queue)."""
     count = frames_render(keys)

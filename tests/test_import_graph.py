@@ -51,6 +51,11 @@ LAZY_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
             }
         ),
     ),
+    "leaderboard.queue": (
+        "Celery and kombu load when a process first queues a task, not in every web process "
+        "and manage.py command (about 0.1 s of CPU at each start)",
+        frozenset({"mirrorbench_site.celery"}),
+    ),
     "evaluation.render_pool": (
         "MuJoCo and its OpenGL load only in the pool's rendering processes",
         frozenset({"simulation.mujoco_backend"}),
