@@ -256,10 +256,13 @@ class FrameSpec:
         )
 
 
-def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
+def frames_register(specs: Iterable[FrameSpec], *, check_store: bool = True) -> list[str]:
     """Register frames (idempotent) under today's renderer; return their keys in order.
 
-    Frames already in storage (a model run stores what it is shown) are marked stored.
+    Frames already in storage (a model run stores what it is shown) are marked stored. With
+    ``check_store=False`` the store is not asked (one request a new frame: a HEAD on S3): a
+    new row whose files exist stays unmarked until the first render or serve finds them
+    (``frames_render`` marks it instead of rendering it).
     """
     specs = list(specs)
     keys = [spec.key for spec in specs]
@@ -279,7 +282,7 @@ def frames_register(specs: Iterable[FrameSpec]) -> list[str]:
         if key not in known
     }
     rows_insert(Frame, new.values(), ignore_conflicts=True)
-    for key in new:
+    for key in new if check_store else ():
         try:
             exists = frame_exists(key)
         except _storage_errors() as exc:
@@ -311,8 +314,10 @@ def episode_frames_register(episode: Episode, cells: Sequence[Vec3] | None = Non
     )
 
 
-def run_frames_register(*, run: Run) -> list[str]:
-    """Register the frames of every episode of a run (a few queries); return the keys."""
+def run_frames_register(*, run: Run, check_store: bool = True) -> list[str]:
+    """Register the frames of every episode of a run (a few queries); return the keys.
+
+    ``check_store``: as for ``frames_register``."""
     size = run_image_size(run)
     scenes = {s.scene_id: s for s in Scene.objects.filter(episodes__run=run).distinct()}
     specs = [
@@ -320,7 +325,7 @@ def run_frames_register(*, run: Run) -> list[str]:
         for scene_id, cells in run_scene_cells(run_id=run.pk).items()
         for cell in dict.fromkeys(cells)
     ]
-    return frames_register(specs)
+    return frames_register(specs, check_store=check_store)
 
 
 def run_eager_frame_keys(*, run: Run) -> list[str]:

@@ -77,6 +77,36 @@ def test_registering_is_idempotent_and_finds_frames_already_in_storage(episode, 
     assert Frame.objects.get(pk=keys[0]).stored is not None
 
 
+def test_an_import_asks_the_store_nothing_and_a_frame_found_stored_later_is_not_rendered(
+    settings, tmp_path, monkeypatch
+):
+    """An import registers its frames without a request to the store per new frame (a HEAD on
+    S3, some 3,800 for a 264-episode bundle, inside the import's transaction); a frame whose
+    files are in the store already is marked by the first render instead of made again."""
+    from django.core.files.base import ContentFile
+
+    from leaderboard.boards.entries import benchmark_current
+    from leaderboard.frames import services
+    from leaderboard.frames.services import frames_render, run_frames_register
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    bundle = make_bundle(tmp_path / "one.jsonl", scenes="female_1-mano_white-bread", levels=(0,))
+    benchmark_current()  # the scenes, whose gallery frames are registered once
+    asked: list[str] = []
+    with monkeypatch.context() as patched:
+        patched.setattr(services, "frame_exists", lambda key: asked.append(key) or False)
+        run = import_run(bundle, "Imported")
+    assert asked == []
+    keys = run_frames_register(run=run, check_store=False)  # idempotent: the import's keys
+    assert len(keys) > 1
+    assert not Frame.objects.filter(pk__in=keys, stored__isnull=False).exists()
+    for variant in ("png", "webp", "thumb"):  # stored meanwhile (an earlier row, another site)
+        default_storage.save(frame_path(keys[0], variant), ContentFile(_png()))
+    count = frames_render(keys[:1])
+    assert count.rendered == 0
+    assert Frame.objects.get(pk=keys[0]).stored is not None
+
+
 def test_frames_of_another_renderer_build_are_skipped_not_remade(episode, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     keys = episode_frames_register(episode)
