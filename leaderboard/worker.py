@@ -188,7 +188,10 @@ def _step_store(episode_id: int, token: str, record: dict[str, Any], frame: Fram
             Step.from_record(episode_id, record).save(force_insert=True)
         except IntegrityError:
             raise EpisodeLost(f"step {record['index']} of episode {episode_id} exists") from None
-        frames_register([frame])
+        # Without asking the store (a HEAD on S3, in this transaction, at every step): a view
+        # the model is shown is stored after its row exists (the step before registered it),
+        # and frame_store marks the row then.
+        frames_register([frame], check_store=False)
 
 
 def _step_store_waiting(

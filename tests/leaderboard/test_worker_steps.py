@@ -63,6 +63,18 @@ def test_a_held_episode_stores_its_step_and_its_heartbeat_reads_back_as_now(held
     assert episode.pk in selectors.episodes_stale()
 
 
+def test_storing_a_step_registers_its_frame_without_asking_the_store(held, monkeypatch):
+    from leaderboard.frames import services
+    from leaderboard.models import Frame
+
+    episode, token = held
+    asked: list[str] = []
+    monkeypatch.setattr(services, "frame_exists", lambda key: asked.append(key) or True)
+    store(episode, token, 0)
+    key = FrameSpec(episode.scene, (0, 0, 0), 32).key  # the view step 0 led to
+    assert asked == [] and Frame.objects.get(pk=key).stored is None
+
+
 def test_a_cancelled_run_stops_its_task_at_the_next_step(held):
     episode, token = held
     store(episode, token, 0)
