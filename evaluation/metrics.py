@@ -161,13 +161,12 @@ def episode_score(distances: Sequence[int], d_th: int = D_TH) -> EpisodeScore:
     tsr, improving, steps, closed, best, span = _metric_ratios(distances, d_th)
     # Each metric is a ratio of integers, and an int / int division is correctly rounded: the
     # float nearest the exact value, as float(Fraction(...)) gives, without making Fractions.
-    per_step = steps or 1  # no step: SIR is 0 (improving is 0), the sum needs no 1/T term
     return EpisodeScore(
         tsr=float(tsr),
         sir=improving / steps if steps else 0.0,
         fcr=closed / span,
         pcr=best / span,
-        avg=float(_exact_avg(tsr, improving, per_step, closed, best, span)),
+        avg=float(_exact_avg(tsr, improving, steps, closed, best, span)),
         improving_steps=improving,
         steps=steps,
     )
@@ -208,11 +207,10 @@ class _Ratio(NamedTuple):
         return self.numerator / self.denominator  # correctly rounded
 
 
-def _exact_avg(
-    tsr: int, improving: int, per_step: int, closed: int, best: int, span: int
-) -> _Ratio:
-    """AVG = (TSR + SIR + FCR + PCR) / 4 over the common denominator ``4 * T * span``
-    (``per_step`` is T, or 1 for an episode of no step, whose SIR is 0)."""
+def _exact_avg(tsr: int, improving: int, steps: int, closed: int, best: int, span: int) -> _Ratio:
+    """AVG = (TSR + SIR + FCR + PCR) / 4 over the common denominator ``4 * T * span`` (the
+    ``_metric_ratios`` integers); an episode of no step has SIR 0, and T counts as 1."""
+    per_step = steps or 1
     numerator = tsr * per_step * span + improving * span + (closed + best) * per_step
     return _Ratio(numerator, 4 * per_step * span)
 
@@ -413,7 +411,7 @@ def _stability_terms(results: Iterable[EpisodeResult]) -> dict[tuple[str, str, i
         tsr, improving, steps, closed, best, span = _metric_ratios(result.distances, D_TH)
         key = (result.track, result.scene_id, result.repeat)
         by_scene.setdefault(key, {})[result.level] = _exact_avg(
-            tsr, improving, steps or 1, closed, best, span
+            tsr, improving, steps, closed, best, span
         )
     return {
         key: sum(_sign(scores[level], scores[level + 1]) for level in LEVELS[:-1])

@@ -33,9 +33,11 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
 # start-up plotly.js puts its own rules into a <style> element it creates, unless an element of
 # id plotly.js-style-global with class no-inline-styles exists: static/css/plotly.css holds those
 # rules, made from static/vendor/plotly.min.js by `python -m mirrorbench_site.static`, and
-# _chart_assets.html links it with that id. It also injects styles of its own (maplibre's, for
-# maps the site never draws) unless an element of their id exists: _chart_assets.html holds
-# empty <template> elements of those ids. tests/site/test_static.py checks both stay in step.
+# _chart_assets.html links it with that id. A bundle with map traces would also inject
+# maplibre's styles unless an element of their id existed; ours has none.
+# tests/site/test_static.py checks plotly.css against the bundle, and fails if a rebuilt bundle
+# would make a style element of its own without an empty <template> of that id in
+# _chart_assets.html.
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 PLOTLY_JS = STATIC / "vendor" / "plotly.min.js"
@@ -69,7 +71,7 @@ def plotly_css(source: str) -> str:
     plotly.js keeps the rules in one object literal, ``{"X,X div": "...", ...}``, and inserts
     each at the top of its sheet, with X and Y standing for its plot and notifier classes.
     """
-    version = re.search(r"plotly\.js v([\w.-]+)", source)
+    version, _ = plotly_bundle(source)
     start = source.index('{"X,X div":')
     end = source.index("};for(", start)
     rules = []
@@ -78,7 +80,7 @@ def plotly_css(source: str) -> str:
         full = full.replace("X", ".js-plotly-plot .plotly").replace("Y", ".plotly-notifier")
         rules.append(f"{full} {{{_unquote(body)}}}")
     header = (
-        f"/* plotly.js {version.group(1) if version else '?'}: its start-up styles, made from the\n"
+        f"/* plotly.js {version}: its start-up styles, made from the\n"
         "   site's static/vendor/plotly.min.js by `python -m mirrorbench_site.static`. The\n"
         "   Content-Security-Policy allows no <style> element of plotly.js's making. */\n"
     )

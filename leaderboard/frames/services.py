@@ -282,7 +282,9 @@ def frames_register(specs: Iterable[FrameSpec], *, check_store: bool = True) -> 
         if key not in known
     }
     rows_insert(Frame, new.values(), ignore_conflicts=True)
-    for key in new if check_store else ():
+    if not check_store:
+        return keys
+    for key in new:
         try:
             exists = frame_exists(key)
         except _storage_errors() as exc:
