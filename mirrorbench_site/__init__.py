@@ -4,4 +4,20 @@ The Celery app is not imported here, as Django projects often do: a process load
 first queues a task (``leaderboard.queue``) or runs them (``celery -A mirrorbench_site`` finds
 ``mirrorbench_site.celery``; ``leaderboard.tasks`` binds its tasks to it), so that a web process
 or a ``manage.py`` command that queues nothing starts without Celery and kombu.
+
+This package does set how often the garbage collector runs, in every process of the site (web
+workers, Celery workers and beat, ``manage.py`` commands), since each imports it before Django
+loads the apps (``manage.py`` first of all): the youngest generation is collected after 100,000
+new objects instead of Python's 700. Starting a process makes over 100,000 objects that live as
+long as it does (Django, DRF, the project's modules, its URLs), and with Python's thresholds the
+collections that followed walked them again and again: ``manage.py check`` took 0.88 s of CPU,
+0.82 s with these (a worker's start likewise). Nearly all garbage here holds no reference cycle
+and is freed when it is dropped; what does waits a little longer. The suite's own processes use
+the same thresholds (tests/conftest.py).
 """
+
+import gc
+
+GC_THRESHOLDS = (100_000, 50, 100)
+
+gc.set_threshold(*GC_THRESHOLDS)

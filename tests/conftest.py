@@ -16,6 +16,7 @@ import pytest
 from _pytest.nodeid import NodeId
 from django.db import transaction
 
+from mirrorbench_site import GC_THRESHOLDS
 from tests.static_index import share_static_index
 
 Unblock = Callable[[], AbstractContextManager[None]]
@@ -46,13 +47,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The garbage collector leaves what collection made (modules, test items: alive until the
-    end) out of every later collection, and runs its youngest generation after 100,000 new
-    objects rather than 700. In the suite's own processes, Django's requests and the ORM made
+    end) out of every later collection. Its thresholds are the site's (``mirrorbench_site``,
+    loaded with the settings before collection: the youngest generation after 100,000 new
+    objects rather than 700); in the suite's own processes, Django's requests and the ORM made
     it run thousands of times, about 7% of a test process's CPU (2.5 s of 36 s for the API,
-    page and runner tests, 0.95 s after). Processes a test starts keep Python's defaults."""
+    page and runner tests, 0.95 s after), and collecting the tests took 5.1 s of CPU a worker
+    instead of 4.5 s. The processes a test starts take the thresholds from the same package."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 @pytest.hookimpl(trylast=True)
