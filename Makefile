@@ -109,6 +109,7 @@ bench: install
 	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.play
 	$(BIN)/python -m benchmarks.throughput
+	$(BIN)/python -m benchmarks.worker
 	$(BIN)/python -m benchmarks.verify_limits
 	$(BIN)/python -m benchmarks.reply_limits
 	$(BIN)/python -m benchmarks.search

@@ -91,3 +91,81 @@ def test_a_task_whose_episode_another_task_took_over_stores_nothing(held):
         store(episode, token, 0)
     assert not Step.objects.filter(episode=episode).exists()
     assert Episode.objects.get(pk=episode.pk).steps_taken == 0
+
+
+def test_a_step_stored_twice_is_refused_and_leaves_the_first(held):
+    episode, token = held
+    store(episode, token, 0)
+    with pytest.raises(worker.EpisodeLost):
+        store(episode, token, 0)
+    assert Step.objects.filter(episode=episode).count() == 1
+
+
+def _stores(monkeypatch) -> list[list[int]]:
+    """Record the step indices of every ``_steps_store`` call (each is one transaction)."""
+    calls: list[list[int]] = []
+    real = worker._steps_store
+
+    def spy(episode_id, token, steps):
+        calls.append([record["index"] for record, _ in steps])
+        return real(episode_id, token, steps)
+
+    monkeypatch.setattr(worker, "_steps_store", spy)
+    return calls
+
+
+def test_a_baselines_episode_stores_its_steps_together_when_it_ends(held, monkeypatch):
+    """A baseline plays an episode in milliseconds and plays it the same way again: one
+    transaction for all its steps and their frames instead of one a step."""
+    from leaderboard.models import Frame
+
+    episode, _ = held  # claimed: handed back for the worker's own claim
+    Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.PENDING, claim="")
+    calls = _stores(monkeypatch)
+    assert worker.episode_evaluate(episode_id=episode.pk) == "completed"
+    episode.refresh_from_db()
+    steps = list(Step.objects.filter(episode=episode).order_by("index"))
+    assert episode.steps_taken == len(steps) > 1
+    assert calls == [list(range(len(steps)))]
+    # Every view the episode led to is registered, as a step stored alone registers its own.
+    keys = {FrameSpec(episode.scene, tuple(s.hand_cell), 32).key for s in steps}
+    assert Frame.objects.filter(pk__in=keys).count() == len(keys)
+
+
+def test_a_baselines_episode_taken_over_meanwhile_stores_nothing(held, monkeypatch):
+    episode, _ = held  # claimed: handed back for the worker's own claim
+    Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.PENDING, claim="")
+    real = worker._steps_store
+
+    def taken_over(episode_id, token, steps):
+        Episode.objects.filter(pk=episode_id).update(claim="another-task")
+        return real(episode_id, token, steps)
+
+    monkeypatch.setattr(worker, "_steps_store", taken_over)
+    assert worker.episode_evaluate(episode_id=episode.pk) == "lost"
+    assert not Step.objects.filter(episode=episode).exists()
+
+
+def test_a_models_episode_stores_each_step_as_it_comes(settings, monkeypatch):
+    """Each answer is a paid call: a step is stored as soon as it is taken, one at a time."""
+    from evaluation.outbound import ALLOW_PRIVATE_ENV
+    from tests.evaluation.fake_providers import FakeOpenAI
+
+    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the fake model listens on loopback
+    calls = _stores(monkeypatch)
+    with FakeOpenAI() as fake:
+        config = RunConfig(
+            agent="openai:fake-vl",
+            base_url=fake.base_url,
+            scenes="GR1_T2-allegro-logo_0",
+            levels=(1,),
+            image_size=32,
+            use_cache=False,
+        )
+        entry = model_entry_upsert(name="Fake VL", kind="open-weights")
+        run = run_create(model_entry=entry, config=config)
+        (episode_id,) = run_start(run_id=run.pk)
+        assert worker.episode_evaluate(episode_id=episode_id) == "completed"
+    taken = Episode.objects.get(pk=episode_id).steps_taken
+    assert taken > 1 and calls == [[index] for index in range(taken)]
