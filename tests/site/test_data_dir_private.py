@@ -4,6 +4,7 @@ bundles, broker messages (only the collected static files may be read by others)
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -130,6 +131,22 @@ def _umask(pid: int) -> int | None:
     return None
 
 
+def _stored_by_every_part(data: Path) -> bool:
+    """Whether the site has cached a page, queued messages, and the worker has written to the
+    database through its write-ahead log (a baseline run started: its episodes queued)."""
+    if not (data / "db.sqlite3-wal").exists():
+        return False
+    if not any(p.is_file() for p in (data / "cache").rglob("*")):
+        return False
+    if not any(p.is_file() for p in (data / "broker").rglob("*")):
+        return False
+    with sqlite3.connect(f"file:{data / 'db.sqlite3'}?mode=ro", uri=True, timeout=30) as db:
+        started = db.execute(
+            "SELECT COUNT(*) FROM leaderboard_run WHERE status = 'running'"
+        ).fetchone()
+    return bool(started[0])
+
+
 @pytest.mark.slow
 def test_serve_and_everything_it_stores_are_private(tmp_path):
     from tests.leaderboard.test_serve import (
@@ -163,11 +180,15 @@ def test_serve_and_everything_it_stores_are_private(tmp_path):
             assert time.monotonic() < deadline, "the site did not come up"
             time.sleep(0.5)
         # Pages cached (cache files), the baseline runs queued (broker messages) and being
-        # played by the worker (database and its write-ahead log).
+        # started by the worker (database and its write-ahead log): once each is there, not
+        # after a fixed wait with the worker playing all along.
         for path in ("/", "/charts/", "/api/runs/"):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as page:
                 page.read()
-        time.sleep(10)
+        deadline = time.monotonic() + 90
+        while not _stored_by_every_part(data):
+            assert time.monotonic() < deadline, "the worker started no run in 90 s"
+            time.sleep(0.5)
         umasks = {pid: _umask(pid) for pid in processes_of(data)}
         assert len(umasks) >= 4  # serve, the web server, the worker, the render worker, beat
         assert set(umasks.values()) <= {PRIVATE_UMASK, None}, umasks
