@@ -47,3 +47,46 @@ def test_a_class_or_a_module_sharing_rows_is_one_group(pytester):
     assert groups(items["test_c"]) == [f"rows-{module}"]
     assert groups(items["test_alone"]) == []
     assert groups(items["test_in_a_group_already"]) == ["browser"]
+
+
+class _Item:
+    """What ``_spread_waiting`` reads of a test: its id and whether it is marked ``waits``."""
+
+    def __init__(self, nodeid: str, waits: bool) -> None:
+        self.nodeid, self.waits = nodeid, waits
+
+    def get_closest_marker(self, name: str) -> object:
+        return "waits" if name == "waits" and self.waits else None
+
+
+def test_waiting_modules_are_spread_whole_between_the_other_modules():
+    from tests.conftest import _spread_waiting
+
+    items = [
+        *(_Item(f"tests/a.py::t{i}", False) for i in range(4)),
+        *(_Item(f"tests/faults/f1.py::t{i}", True) for i in range(2)),
+        _Item("tests/faults/f2.py::t0", True),
+        *(_Item(f"tests/b.py::t{i}", False) for i in range(4)),
+        *(_Item(f"tests/c.py::t{i}", False) for i in range(4)),
+    ]
+    spread = [item.nodeid for item in _spread_waiting(items)]  # type: ignore[arg-type]
+    assert sorted(spread) == sorted(item.nodeid for item in items)
+    modules = [nodeid.split("::")[0] for nodeid in spread]
+    # Each module whole, the two waiting ones apart, with other modules before, between, after.
+    assert list(dict.fromkeys(modules)) == [
+        "tests/a.py",
+        "tests/faults/f1.py",
+        "tests/b.py",
+        "tests/faults/f2.py",
+        "tests/c.py",
+    ]
+    assert [n for n in spread if n.startswith("tests/a.py")] == [
+        f"tests/a.py::t{i}" for i in range(4)
+    ]
+
+
+def test_without_waiting_modules_the_order_is_kept():
+    from tests.conftest import _spread_waiting
+
+    items = [_Item(f"tests/a.py::t{i}", False) for i in range(3)]
+    assert _spread_waiting(items) == items  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from tests.faults.processes import (
 )
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 # The check every second. An episode is stale after 20 s of silence: the run's episodes,
 # forgotten 30 s ago, are queued at once, while no episode being played (a step takes well

@@ -32,7 +32,7 @@ from tests.faults.processes import (
 )
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.waits]
 
 FULL_S = 10
 DISK = "64m"

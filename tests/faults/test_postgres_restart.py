@@ -27,7 +27,7 @@ from tests.faults.processes import (
 from tests.faults.servers import PostgresServer
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.waits]
 
 DOWN_S = 5
 

@@ -29,7 +29,7 @@ from tests.faults.processes import (
 from tests.faults.servers import RedisServer
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 OUTAGE_S = 10
 

@@ -22,7 +22,7 @@ from tests.faults.s3proxy import S3Proxy
 from tests.leaderboard.factories import ModelEntryFactory
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 OUTAGE_S = 10
 BUCKET = "frames"

@@ -320,6 +320,7 @@ def test_the_page_names_what_every_host_is_given_and_where_each_block_runs():
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 def test_a_site_on_two_hosts_runs_uploads_and_serves_every_frame(tmp_path, shared, capsys):
     started = time.monotonic()
     site = Site(shared, tmp_path)

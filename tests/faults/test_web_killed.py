@@ -18,7 +18,7 @@ from tests.faults.servers import free_port, wait_for_port
 from tests.leaderboard.factories import UserFactory, make_bundle
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 META = {"model_name": "My VLM 7B", "kind": "open-weights", "params_b": "7"}
 

@@ -16,7 +16,7 @@ from leaderboard.models import Episode, Frame, Run, RunScore, Step
 from tests.faults.processes import empty_queues, start_beat, start_celery_worker, wait_until
 from tests.leaderboard.workers import stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 FAST_CHECK = {"MIRRORBENCH_EPISODE_STALE_S": "2", "MIRRORBENCH_STALE_CHECK_S": "1"}
 

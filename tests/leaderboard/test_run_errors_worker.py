@@ -15,7 +15,7 @@ from leaderboard.runs.services import run_create, run_errored_rerun
 from tests.evaluation.fake_providers import FakeOpenAI, Scripted
 from tests.leaderboard.workers import start_worker, stop_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.waits]
 
 
 def _completed(run: Run, deadline_s: float = 180) -> Run:

@@ -18,6 +18,8 @@ import pytest
 
 from leaderboard.management.commands.serve import Backoff, describe_exit
 
+pytestmark = pytest.mark.waits  # on the site, workers and beat it starts (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
