@@ -51,8 +51,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     loaded with the settings before collection: the youngest generation after 100,000 new
     objects rather than 700); in the suite's own processes, Django's requests and the ORM made
     it run thousands of times, about 7% of a test process's CPU (2.5 s of 36 s for the API,
-    page and runner tests, 0.95 s after), and collecting the tests took 5.1 s of CPU a worker
-    instead of 4.5 s. The processes a test starts take the thresholds from the same package."""
+    page and runner tests, 0.95 s after), and collecting the tests took 5.7 s of CPU a worker
+    instead of 5.0 s. The processes a test starts take the thresholds from the same package."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
