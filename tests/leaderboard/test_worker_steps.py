@@ -146,26 +146,18 @@ def test_a_baselines_episode_taken_over_meanwhile_stores_nothing(held, monkeypat
     assert not Step.objects.filter(episode=episode).exists()
 
 
-def test_a_models_episode_stores_each_step_as_it_comes(settings, monkeypatch):
+def test_a_models_episode_stores_each_step_as_it_comes(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
     """Each answer is a paid call: a step is stored as soon as it is taken, one at a time."""
-    from evaluation.outbound import ALLOW_PRIVATE_ENV
     from tests.evaluation.fake_providers import FakeOpenAI
+    from tests.leaderboard.test_hosted_runs import _evaluate_one_episode
 
-    settings.MIRRORBENCH_ALLOW_PRIVATE_ENDPOINTS = True
-    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the fake model listens on loopback
     calls = _stores(monkeypatch)
+    entry = model_entry_upsert(name="Fake VL", kind="open-weights")
     with FakeOpenAI() as fake:
-        config = RunConfig(
-            agent="openai:fake-vl",
-            base_url=fake.base_url,
-            scenes="GR1_T2-allegro-logo_0",
-            levels=(1,),
-            image_size=32,
-            use_cache=False,
+        run = _evaluate_one_episode(
+            entry, fake, settings, monkeypatch, django_capture_on_commit_callbacks
         )
-        entry = model_entry_upsert(name="Fake VL", kind="open-weights")
-        run = run_create(model_entry=entry, config=config)
-        (episode_id,) = run_start(run_id=run.pk)
-        assert worker.episode_evaluate(episode_id=episode_id) == "completed"
-    taken = Episode.objects.get(pk=episode_id).steps_taken
+    taken = Episode.objects.get(run=run).steps_taken
     assert taken > 1 and calls == [[index] for index in range(taken)]
