@@ -81,37 +81,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _spread_waiting(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Spread the modules marked ``waits`` (their tests mostly wait on the processes they
-    start: an outage, a worker, a server) evenly among the other tests, each module whole and
-    between two other modules.
+    """Spread the tests marked ``waits`` (they mostly wait on the processes they start: an
+    outage, a worker, a server) evenly among the tests that pytest-xdist deals out one by one.
 
-    pytest-xdist deals the tests out in this order (after the groups, largest first), one or
-    two at a time as workers finish. In collection order the fault tests came one after
-    another, so all four workers waited at once and the two cores idled: 20-50% of the
-    machine for about 90 s of the run."""
-    waiting: dict[str, list[pytest.Item]] = {}
-    others: list[pytest.Item] = []
-    for item in items:
-        if item.get_closest_marker("waits"):
-            waiting.setdefault(_module_of(item), []).append(item)
-        else:
-            others.append(item)
-    if not waiting or not others:
+    pytest-xdist sends each group whole first (the largest first), then the other tests in
+    this order, one or two at a time as workers finish. In collection order the fault tests
+    came one after another, so all four workers waited at once and the two cores idled
+    (20-50% busy for about 90 s of the run); spread a module at a time, a module's two tests
+    still ran side by side. Grouped tests keep their places."""
+    waiting = [item for item in items if item.get_closest_marker("waits") and not _grouped(item)]
+    if not waiting:
         return items
+    rest = [item for item in items if not item.get_closest_marker("waits") or _grouped(item)]
+    step = sum(not _grouped(item) for item in rest) / (len(waiting) + 1)
     spread: list[pytest.Item] = []
-    taken = 0
-    step = len(others) / (len(waiting) + 1)
-    for number, block in enumerate(waiting.values(), 1):
-        cut = max(round(number * step), taken)
-        while 0 < cut < len(others) and _module_of(others[cut - 1]) == _module_of(others[cut]):
-            cut += 1  # between two modules: a module-scoped fixture is made once
-        spread += others[taken:cut] + block
-        taken = cut
-    return spread + others[taken:]
+    placed = alone = 0
+    for item in rest:
+        spread.append(item)
+        if not _grouped(item):
+            alone += 1
+            while placed < len(waiting) and alone >= (placed + 1) * step:
+                spread.append(waiting[placed])
+                placed += 1
+    return spread + waiting[placed:]
 
 
-def _module_of(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[0]
+def _grouped(item: pytest.Item) -> bool:
+    """Whether ``item`` belongs to an xdist group (its id ends ``@group``)."""
+    return "@" in item.nodeid.rpartition("::")[2]
 
 
 SHARED_ROWS = {"class_rows": "class", "module_rows": "module", "module_snapshot": "module"}
