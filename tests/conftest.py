@@ -16,7 +16,6 @@ import pytest
 from _pytest.nodeid import NodeId
 from django.db import transaction
 
-from mirrorbench_site import GC_THRESHOLDS
 from tests.static_index import share_static_index
 
 Unblock = Callable[[], AbstractContextManager[None]]
@@ -55,7 +54,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     instead of 5.0 s. The processes a test starts take the thresholds from the same package."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 @pytest.hookimpl(trylast=True)
@@ -64,7 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``--dist loadgroup`` sends to one worker. pytest-xdist (3.8) appends it by setting
     ``item._nodeid``, which pytest 9.2 no longer reads (a node's id is ``item._id``): every
     group was silently ignored, and its tests spread over the workers. Runs after xdist's own
-    hook, and adds nothing where that one worked."""
+    hook, and adds nothing where that one worked. Then spreads the tests marked ``waits``
+    among the others (``_spread_waiting``)."""
     if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
@@ -89,10 +88,12 @@ def _spread_waiting(items: list[pytest.Item]) -> list[pytest.Item]:
     came one after another, so all four workers waited at once and the two cores idled
     (20-50% busy for about 90 s of the run); spread a module at a time, a module's two tests
     still ran side by side. Grouped tests keep their places."""
-    waiting = [item for item in items if item.get_closest_marker("waits") and not _grouped(item)]
+    waiting: list[pytest.Item] = []
+    rest: list[pytest.Item] = []
+    for item in items:
+        (waiting if item.get_closest_marker("waits") and not _grouped(item) else rest).append(item)
     if not waiting:
         return items
-    rest = [item for item in items if not item.get_closest_marker("waits") or _grouped(item)]
     step = sum(not _grouped(item) for item in rest) / (len(waiting) + 1)
     spread: list[pytest.Item] = []
     placed = alone = 0

@@ -40,6 +40,10 @@ def test_a_process_of_the_site_collects_its_youngest_generation_after_100000_obj
     assert out.stdout.strip().splitlines()[-1] == "(100000, 50, 100)"
 
 
-def test_a_python_process_outside_the_site_keeps_pythons_thresholds():
-    out = subprocess.run([sys.executable, "-c", SHOW], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "(700, 10, 10)"
+def test_the_engine_alone_keeps_pythons_thresholds():
+    """``mirrorbench run`` is the engine without the site: the package's setting is not its."""
+    code = f"import evaluation.cli, evaluation.runner, simulation; {SHOW}"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "(700, 10, 10)"
