@@ -14,9 +14,14 @@ collections that followed walked them again and again: ``manage.py check`` took 
 0.84 s with these (a worker's start 0.88 s, 0.79 s). Nearly all garbage here holds no reference
 cycle and is freed when it is dropped; what does waits a little longer. The suite's own
 processes use the same thresholds (tests/conftest.py).
+
+It imports the engine's package before anything else too, so that numpy's OpenBLAS keeps to
+one thread in every process of the site (``evaluation``'s docstring says why).
 """
 
 import gc
+
+import evaluation  # noqa: F401  (first: one BLAS thread before numpy loads)
 
 GC_THRESHOLDS = (100_000, 50, 100)
 
