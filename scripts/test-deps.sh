@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# System packages the test suite uses as real parts: Debian's Chromium for the browser tests,
+# System packages the test suite uses as real parts: Debian's Chromium headless shell for the
+# browser tests (and the full browser, which the play benchmark drives),
 # Redis and PostgreSQL for the production paths (the tests start their own servers).
 # Installed when missing and we are root or have sudo; otherwise the command is printed, and the
 # tests that need a missing part skip, saying so (under CI=true they fail: tests/parts.py).
@@ -17,7 +18,7 @@ if [ ! -f "$AXE_DIR/node_modules/axe-core/axe.min.js" ]; then
   fi
 fi
 
-packages=(chromium redis-server postgresql)
+packages=(chromium chromium-headless-shell redis-server postgresql)
 missing=()
 command -v dpkg-query >/dev/null 2>&1 || exit 0
 for p in "${packages[@]}"; do

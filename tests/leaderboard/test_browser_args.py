@@ -1,5 +1,5 @@
-"""The suite's chromium: Playwright's own switches kept, and no page of the browser's own user
-interface loaded for each window."""
+"""The suite's chromium: the headless shell, with Playwright's own switches, and no page of a
+browser's own user interface loaded for each window."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from tests.leaderboard.browser import QUIET_FEATURES
+from tests.leaderboard.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.proc import descendants
 
 
@@ -24,16 +24,10 @@ def _browser_command_line() -> list[str]:
     raise AssertionError("no chromium was started by this process")
 
 
-def test_the_last_disable_features_keeps_every_feature_playwright_turns_off(browser):
-    # Chromium keeps only the last --disable-features: it must name Playwright's too.
-    lists = [
-        a.split("=", 1)[1].split(",")
-        for a in _browser_command_line()
-        if a.startswith("--disable-features=")
-    ]
-    assert len(lists) >= 2, lists  # Playwright's, then the suite's
-    assert set().union(*lists) - set(lists[-1]) == set()
-    assert set(QUIET_FEATURES) <= set(lists[-1])
+def test_the_browser_is_the_headless_shell_with_playwrights_switches_and_ours(browser):
+    args = _browser_command_line()
+    assert args[0] == str(CHROMIUM)
+    assert {"--headless", "--disable-background-networking", *CHROMIUM_ARGS} <= set(args)
 
 
 def test_a_new_window_loads_no_page_of_the_browsers_own_interface(browser):
