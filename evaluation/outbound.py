@@ -48,8 +48,10 @@ import ipaddress
 import os
 import re
 import socket
+import ssl
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import httpcore2
@@ -75,6 +77,7 @@ __all__ = [
     "http_client",
     "max_reply_bytes_from_env",
     "resolve",
+    "ssl_context",
     "url_check",
 ]
 
@@ -426,16 +429,37 @@ class _CappedResponse(httpx2.Response):
             yield chunk
 
 
+def ssl_context() -> ssl.SSLContext:
+    """Return the TLS settings of model API requests: httpx2's default (the system's
+    certificate authorities, or those ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` name), made once
+    per process for each value of those two variables and shared by every client.
+
+    Making one reads and parses the whole bundle of certificate authorities, about 29 ms of
+    CPU, and every episode of a model makes a client (and httpx2's transport made a second
+    context that its pool, rebuilt here, then dropped). An ``ssl.SSLContext`` is meant to be
+    shared: its settings do not change once made, and threads may open connections with it at
+    the same time.
+    """
+    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@lru_cache(maxsize=8)
+def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    # httpx2 reads the two variables itself; they are the cache's key.
+    return httpx2.create_ssl_context()
+
+
 class _CheckedTransport(httpx2.HTTPTransport):
     """httpx2's transport with a connection pool whose connections are made by _CheckedBackend,
     and whose responses are read up to ``max_reply_bytes`` (:class:`_CappedResponse`)."""
 
     def __init__(self, *, allow_private: bool, limits: httpx2.Limits, max_reply_bytes: int) -> None:
-        super().__init__(limits=limits)
+        context = ssl_context()
+        super().__init__(verify=context, limits=limits)
         self._max_reply_bytes = max_reply_bytes
         # HTTPTransport takes no network backend: its pool is rebuilt with one.
         self._pool = httpcore2.ConnectionPool(
-            ssl_context=httpx2.create_ssl_context(),
+            ssl_context=context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -333,6 +333,27 @@ def test_tls_names_and_verifies_the_original_host(
     assert len(fake.requests) == 1
 
 
+def test_every_client_shares_one_tls_context_until_the_certificates_it_trusts_change(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+    def context_of(client: Any) -> Any:
+        return client._transport._pool._ssl_context
+
+    with http_client(timeout=5) as first, http_client(timeout=5) as second:
+        assert context_of(first) is context_of(second) is outbound.ssl_context()
+        default = context_of(first)
+    cert, _ = self_signed(PUBLIC_HOST, tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with http_client(timeout=5) as other:
+        assert context_of(other) is not default
+        assert context_of(other) is outbound.ssl_context()
+    monkeypatch.delenv("SSL_CERT_FILE")
+    assert outbound.ssl_context() is default
+
+
 # Redirects.
 
 
