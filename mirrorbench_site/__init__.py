@@ -15,10 +15,21 @@ collections that followed walked them again and again: ``manage.py check`` took 
 cycle and is freed when it is dropped; what does waits a little longer. The suite's own
 processes use the same thresholds (tests/conftest.py).
 
+A process of the site also skips the interpreter's last full collections when it ends: the
+package's exit handler, registered before the site's modules load and so run after their
+handlers (exit handlers run last registered first), freezes every object still alive, which
+the interpreter's final collections then leave alone. Those walked every object of the
+process (Django, the apps, the URLs, what its work left) a few times over, to free memory
+that the operating system takes back anyway: ``manage.py check`` took 1.07 s of CPU, 0.83 s
+without them. Nothing is lost: the other exit handlers (logging's flush among them) have run,
+the standard streams are still flushed, files are closed as their last reference goes, and
+Python never promised to finalize the objects alive at exit.
+
 It imports the engine's package before anything else too, so that numpy's OpenBLAS keeps to
 one thread in every process of the site (``evaluation``'s docstring says why).
 """
 
+import atexit
 import gc
 
 import evaluation  # noqa: F401  (first: one BLAS thread before numpy loads)
@@ -26,3 +37,4 @@ import evaluation  # noqa: F401  (first: one BLAS thread before numpy loads)
 GC_THRESHOLDS = (100_000, 50, 100)
 
 gc.set_threshold(*GC_THRESHOLDS)
+atexit.register(gc.freeze)
