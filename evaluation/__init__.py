@@ -10,7 +10,7 @@ anything else). The engine's matrix products are small (the bootstrap's resample
 spin on the other cores for about 0.1 s before they sleep, burning CPU that the web's and the
 workers' other processes need: a process that did a product every 50 ms kept a second core
 100% busy (1.0 s of CPU a second instead of 0.01), and the suite's API and ranking tests spent
-a third of their CPU spinning (test_api's evaluated-run class 12.3 s, 8.4 s with one thread).
+a third of their CPU spinning (test_api's evaluated-run class 12.3 s, 8.2-8.6 s with one thread).
 """
 
 import os
