@@ -178,18 +178,13 @@ def _episode_heartbeat(episode_id: int, token: str, steps_taken: int) -> int:
         return cursor.rowcount
 
 
-def _step_store(episode_id: int, token: str, record: dict[str, Any], frame: FrameSpec) -> None:
-    """Store one step, refreshing the claim, and register the frame of the view it led to (a
-    replay serves registered frames only); raise EpisodeLost if the task lost the episode."""
-    _steps_store(episode_id, token, [(record, frame)])
-
-
 def _steps_store(
     episode_id: int, token: str, steps: Sequence[tuple[dict[str, Any], FrameSpec]]
 ) -> None:
-    """Store consecutive steps in one transaction (``_step_store``'s work for each: one claim
-    refresh, one insert, one frame registration for all of them); raise EpisodeLost if the
-    task lost the episode or one of the steps is stored already."""
+    """Store consecutive steps in one transaction: one claim refresh, one insert, and one
+    registration of the frames of the views they led to (a replay serves registered frames
+    only); raise EpisodeLost if the task lost the episode or one of the steps is stored
+    already."""
     with transaction.atomic():
         held = _episode_heartbeat(episode_id, token, steps[-1][0]["index"] + 1)
         if held != 1:

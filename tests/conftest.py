@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 for mark in item.iter_markers("xdist_group")
             }
         )
-        if groups and "@" not in item.nodeid.rpartition("::")[2]:
+        if groups and not _grouped(item):
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
     items[:] = _spread_waiting(items)
 

@@ -1,4 +1,4 @@
-"""The worker's step store (``leaderboard.worker._step_store``): each step refreshes the claim
+"""The worker's step store (``leaderboard.worker._steps_store``): each store refreshes the claim
 with one SQL update written once, and stops the task once the run ends or another task holds
 the episode."""
 
@@ -44,7 +44,7 @@ def held():
 def store(episode: Episode, token: str, index: int) -> None:
     step = record(index)
     frame = FrameSpec(episode.scene, tuple(step["hand_cell"]), 32)
-    worker._step_store(episode.pk, token, step, frame)
+    worker._steps_store(episode.pk, token, [(step, frame)])
 
 
 def test_a_held_episode_stores_its_step_and_its_heartbeat_reads_back_as_now(held):
