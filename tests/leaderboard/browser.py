@@ -1,5 +1,5 @@
 """Browser fixtures (a plugin of the suite): one Debian chromium headless shell for the browser
-tests that run one after another (one xdist group), a page.
+tests that run one after another (one xdist group), a page, and axe-core's accessibility check.
 
 Playwright drives the system's chromium; nothing is downloaded.
 """
@@ -14,6 +14,8 @@ import pytest
 
 from tests.parts import TEST_DEPS, require_part
 
+ROOT = Path(__file__).resolve().parents[2]
+
 CHROMIUM = Path("/usr/lib/chromium/chromium-headless-shell")
 """Debian's build of Chromium's headless shell (package ``chromium-headless-shell``; started
 itself, not through ``/usr/bin``'s script, which would wait beside it as a shell): the same
@@ -25,6 +27,10 @@ to) and its browser process did the work of windows no one sees: the 61 browser 
 153.6 s of the machine's CPU with it, 129.7 s with the shell."""
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic"]
 """Besides Playwright's own switches (no background networking, component updates or sync)."""
+AXE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+"""npm's axe-core (``make test-deps``), the accessibility checker the page tests run."""
+SERIOUS = ("serious", "critical")
+"""The impacts of axe's violations that fail a page."""
 
 
 class _Shared:
@@ -120,3 +126,28 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """A browser still open (the run stopped early) is closed with the session."""
     if _shared.chromium is not None:
         _close()
+
+
+def axe_in(context: Any) -> None:
+    """Give every document that ``context`` (a browser context or a page) opens from now on
+    axe-core, run before the document's own scripts.
+
+    Added once as an init script, not as a script tag on each page: a page's policy never sees
+    it (pages are checked under the Content-Security-Policy they are served with), and the
+    browser compiles its 0.5 MB once instead of receiving and compiling it again on every page
+    (the 36 pages of the site's check took 38.7 s of the machine's CPU with a tag each, 28.8 s
+    so).
+    """
+    require_part(f"npm's axe-core ({AXE})", AXE.exists(), "make test-deps installs it with npm")
+    context.add_init_script(path=str(AXE))
+
+
+def serious_violations(page: Any) -> list[str]:
+    """Run axe-core on ``page`` (given it by :func:`axe_in`); return its serious and critical
+    violations, each as its rule, impact, help and first three elements."""
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
+        for v in result["violations"]
+        if v["impact"] in SERIOUS
+    ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from leaderboard.models import Episode, Run
+from tests.leaderboard.browser import axe_in, serious_violations
 from tests.leaderboard.factories import import_run, make_bundle
-from tests.parts import DEV_EXTRA, import_part, require_part
+from tests.parts import DEV_EXTRA, import_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 
@@ -80,28 +80,18 @@ def test_on_a_phone_the_two_replays_are_stacked(page, address):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
-AXE = Path(__file__).resolve().parents[2] / ".venv/axe/node_modules/axe-core/axe.min.js"
-
-
 def test_the_side_by_side_page_and_its_picker_have_no_serious_accessibility_violation(
     browser, address
 ):
-    require_part(f"npm's axe-core ({AXE})", AXE.exists(), "make test-deps installs it with npm")
     Run.objects.update(listed=True)  # so that each replay offers the other
     other = Episode.objects.order_by("pk").first()
     found = {}
     for width in (1366, 390):
-        # axe goes in as an inline script, which the site's Content-Security-Policy refuses.
-        context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        axe_in(context)
         page = context.new_page()
         for url in (address, address.split("/episodes/")[0] + f"/episodes/{other.pk}/"):
             page.goto(url, wait_until="domcontentloaded")
-            page.add_script_tag(path=str(AXE))
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            found[(width, url)] = [
-                f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
-                for v in result["violations"]
-                if v["impact"] in ("serious", "critical")
-            ]
+            found[(width, url)] = serious_violations(page)
         context.close()
     assert {k: v for k, v in found.items() if v} == {}

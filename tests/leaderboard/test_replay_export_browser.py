@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from leaderboard.models import Episode
+from tests.leaderboard.browser import axe_in, serious_violations
 from tests.leaderboard.factories import import_run, make_bundle
-from tests.parts import DEV_EXTRA, import_part, require_part
+from tests.parts import DEV_EXTRA, import_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 
@@ -117,21 +117,12 @@ def test_the_exported_file_fits_a_phone(page, exported):
     assert re.match(r"data:image/webp", page.locator("img.frame").get_attribute("src"))
 
 
-AXE = Path(__file__).resolve().parents[2] / ".venv/axe/node_modules/axe-core/axe.min.js"
-
-
 def test_the_exported_file_has_no_serious_accessibility_violation(page, exported):
-    require_part(f"npm's axe-core ({AXE})", AXE.exists(), "make test-deps installs it with npm")
     path, _ = exported
+    axe_in(page)
     found = {}
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
         page.goto(path.as_uri())
-        page.add_script_tag(path=str(AXE))  # inline, as the file's policy allows
-        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-        found[width] = [
-            f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
-            for v in result["violations"]
-            if v["impact"] in ("serious", "critical")
-        ]
+        found[width] = serious_violations(page)
     assert found == {1366: [], 390: []}

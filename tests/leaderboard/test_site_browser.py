@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -14,8 +13,9 @@ from django.utils import timezone
 
 from leaderboard.models import Episode, ModelEntry, Run, Step
 from leaderboard.runs.imports import reference_results_load
+from tests.leaderboard.browser import axe_in, serious_violations
 from tests.leaderboard.factories import UserFactory, board_run, import_run
-from tests.parts import DEV_EXTRA, import_part, require_part
+from tests.parts import DEV_EXTRA, import_part
 
 sync_api = import_part("playwright.sync_api", "Playwright", DEV_EXTRA)
 pytestmark = [
@@ -23,14 +23,6 @@ pytestmark = [
 ]
 expect = sync_api.expect
 
-AXE = (
-    Path(__file__).resolve().parents[2]
-    / ".venv"
-    / "axe"
-    / "node_modules"
-    / "axe-core"
-    / "axe.min.js"
-)
 DESKTOP = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}
 PASSWORD = "a-long-password-42"
@@ -423,29 +415,18 @@ PAGES = [
 SIGNED_IN = ["/evaluate/", "/submit/", "/accounts/profile/"]
 
 
-def _violations(page) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
 def test_no_page_has_a_serious_or_critical_accessibility_violation(browser, site):
-    require_part(f"npm's axe-core ({AXE})", AXE.exists(), "make test-deps installs it with npm")
     found = {}
     for viewport in (DESKTOP, PHONE):
-        # axe goes in as an inline script, which the site's Content-Security-Policy refuses.
-        page = _page(browser, viewport, bypass_csp=True)
+        page = _page(browser, viewport)
+        axe_in(page.context)
         urls = [u.format(run=site["random"].pk, episode=site["episode"].pk) for u in PAGES]
         for url in urls:
             page.goto(f"{site['url']}{url}", wait_until="domcontentloaded")
-            found[(viewport["width"], url)] = _violations(page)
+            found[(viewport["width"], url)] = serious_violations(page)
         _sign_in(page, str(site["url"]))
         for url in SIGNED_IN:
             page.goto(f"{site['url']}{url}", wait_until="domcontentloaded")
-            found[(viewport["width"], f"{url} (signed in)")] = _violations(page)
+            found[(viewport["width"], f"{url} (signed in)")] = serious_violations(page)
         page.context.close()
     assert {k: v for k, v in found.items() if v} == {}
