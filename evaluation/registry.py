@@ -14,7 +14,8 @@ Specs: ``random``, ``oracle``, ``mirror-confused``, ``chest``, ``scripted:FILE``
 model name may hold ``:`` and ``/``.
 
 A new provider is a client class (``evaluation/adapters/``) and one ``register_provider`` line
-below; a new agent is a class with a ``factory`` classmethod and one ``register_agent`` line.
+below (naming an SDK-free ``settings`` function when its clients send other settings than
+asked); a new agent is a class with a ``factory`` classmethod and one ``register_agent`` line.
 """
 
 from __future__ import annotations
@@ -50,18 +51,37 @@ class ClientClass(Protocol):
 
 @dataclass(frozen=True)
 class Provider:
-    """A model API: its spec prefix, its name for people and its client class's entry point."""
+    """A model API: its spec prefix, its name for people, its client class's entry point and
+    the entry point of what its clients send given the settings asked for."""
 
     name: str
     label: str
     client: str
     """Entry point of the client class, built with the model name and keyword options (base
     URL, generation settings, key, retry policy, outbound policy)."""
+    settings: str | None = None
+    """Entry point of a function ``(model, params) -> GenerationParams`` giving the settings a
+    client for ``model`` sends given ``params``, in a module that loads no SDK (the client
+    class's ``sent_params`` is the same function); None: sent as asked."""
 
     def client_class(self) -> ClientClass:
         """Return the client class, importing its module (and the provider's SDK) now."""
         loaded: ClientClass = load_entry_point(self.client)
         return loaded
+
+    def sent_params(self, model: str, params: GenerationParams) -> GenerationParams:
+        """The settings a client for ``model`` sends given ``params``, without loading the
+        provider's SDK (the bundle header's ``generation``)."""
+        if self.settings is None:
+            return params
+        resolve: SettingsResolver = load_entry_point(self.settings)
+        return resolve(model, params)
+
+
+class SettingsResolver(Protocol):
+    """What a provider's ``settings`` entry point names."""
+
+    def __call__(self, model: str, params: GenerationParams) -> GenerationParams: ...
 
 
 class AgentClass(Protocol):
@@ -102,11 +122,14 @@ AGENTS: dict[str, AgentType] = {}
 """Every agent that is not a provider's model, by name, in registration order."""
 
 
-def register_provider(name: str, *, label: str, client: str) -> Provider:
-    """Add a provider to ``PROVIDERS``; ``client`` is its client class's entry point."""
+def register_provider(
+    name: str, *, label: str, client: str, settings: str | None = None
+) -> Provider:
+    """Add a provider to ``PROVIDERS``; ``client`` is its client class's entry point,
+    ``settings`` that of what its clients send (``Provider.settings``)."""
     if name in PROVIDERS or name in AGENTS:
         raise ValueError(f"{name!r} is registered already")
-    provider = PROVIDERS[name] = Provider(name, label, client)
+    provider = PROVIDERS[name] = Provider(name, label, client, settings)
     return provider
 
 
@@ -133,7 +156,10 @@ register_provider(
     client="evaluation.adapters.openai:OpenAIChatClient",
 )
 register_provider(
-    "anthropic", label="Anthropic", client="evaluation.adapters.anthropic:AnthropicClient"
+    "anthropic",
+    label="Anthropic",
+    client="evaluation.adapters.anthropic:AnthropicClient",
+    settings="evaluation.adapters.anthropic_models:anthropic_sent_params",
 )
 register_agent(
     "random",
@@ -307,11 +333,7 @@ def header_extras(
     parsed = parse_agent_spec(spec)
     if not parsed.is_model:
         return {"model": None, "generation": None}
-    sent = (
-        PROVIDERS[parsed.provider]
-        .client_class()
-        .sent_params(parsed.model, params or GenerationParams())
-    )
+    sent = PROVIDERS[parsed.provider].sent_params(parsed.model, params or GenerationParams())
     return {
         "model": {
             "provider": parsed.provider,

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -15,6 +14,7 @@ from evaluation.adapters.anthropic_models import (
     ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS,
     ANTHROPIC_MAX_OUTPUT_TOKENS,
     anthropic_max_output_tokens,
+    anthropic_sent_params,
 )
 from evaluation.adapters.base import (
     _b64,
@@ -83,11 +83,9 @@ class AnthropicClient(_ChatAdapter):
     @classmethod
     def sent_params(cls, model: str, params: GenerationParams) -> GenerationParams:
         """The settings a client for ``model`` sends given ``params``: ``max_tokens`` resolved
-        (the user's, else the model's maximum output) and no seed."""
-        max_tokens = params.max_tokens
-        if max_tokens is None:
-            max_tokens = anthropic_max_output_tokens(model)
-        return replace(params, max_tokens=max_tokens, seed=None)
+        (the user's, else the model's maximum output) and no seed
+        (:func:`~evaluation.adapters.anthropic_models.anthropic_sent_params`)."""
+        return anthropic_sent_params(model, params)
 
     def _encode(self, messages: list[Message]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         system: list[str] = []

@@ -1,12 +1,20 @@
-"""The maximum output tokens of Claude models, apart from the client that sends them
-(:mod:`evaluation.adapters.anthropic`, which re-exports them): reading them loads no SDK."""
+"""The maximum output tokens of Claude models and the settings an Anthropic client sends, apart
+from the client that sends them (:mod:`evaluation.adapters.anthropic`, which re-exports them):
+reading them loads no SDK (the anthropic SDK took 1.5 s of CPU to import), so a process that
+only writes a bundle header (the site's pages, ``manage.py evaluate`` queueing a run) does not
+load it."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+
+from evaluation.messages import GenerationParams
 
 __all__ = [
     "ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS",
     "ANTHROPIC_MAX_OUTPUT_TOKENS",
     "anthropic_max_output_tokens",
+    "anthropic_sent_params",
 ]
 
 ANTHROPIC_MAX_OUTPUT_TOKENS: dict[str, int] = {
@@ -47,3 +55,12 @@ def anthropic_max_output_tokens(model: str) -> int:
     if not matches:
         return ANTHROPIC_FALLBACK_MAX_OUTPUT_TOKENS
     return ANTHROPIC_MAX_OUTPUT_TOKENS[max(matches, key=len)]
+
+
+def anthropic_sent_params(model: str, params: GenerationParams) -> GenerationParams:
+    """The settings an Anthropic client for ``model`` sends given ``params``: ``max_tokens``
+    resolved (the user's, else the model's maximum output) and no seed (the API has none)."""
+    max_tokens = params.max_tokens
+    if max_tokens is None:
+        max_tokens = anthropic_max_output_tokens(model)
+    return replace(params, max_tokens=max_tokens, seed=None)

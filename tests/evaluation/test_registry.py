@@ -88,6 +88,7 @@ def test_an_unknown_spec_is_refused_listing_the_valid_ones(spec):
         parse_agent_spec(spec)
 
 
+@pytest.mark.xdist_group("sdk")
 def test_every_provider_names_a_client_class_of_its_own():
     for name, provider in PROVIDERS.items():
         client_class = provider.client_class()
@@ -148,13 +149,35 @@ def test_describing_and_validating_agents_loads_no_sdk():
     code = (
         "import sys\n"
         "from evaluation.registry import describe_agent, parse_agent_spec, provider_choices\n"
+        "from evaluation.registry import header_extras\n"
+        "from evaluation.config import RunConfig, bundle_header\n"
         "parse_agent_spec('anthropic:claude-x'); describe_agent('openai:gpt-4o')\n"
         "provider_choices()\n"
         "import evaluation.adapters\n"
+        "header_extras('anthropic:claude-sonnet-4-5'); header_extras('openai:gpt-4o')\n"
+        "bundle_header(RunConfig(agent='anthropic:claude-x'), scenes=['male_0-mano_white-splash'])"
+        "\n"
         "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.xdist_group("sdk")  # loads both SDKs: in the one worker that does
+@pytest.mark.parametrize(
+    "params",
+    [
+        GenerationParams(),
+        GenerationParams(temperature=0.7, max_tokens=512),
+        GenerationParams(max_tokens=None, seed=3),
+    ],
+    ids=["default", "capped", "seeded"],
+)
+@pytest.mark.parametrize("model", ["claude-opus-4-1-20250805", "gpt-4o", "some-local-model"])
+def test_a_provider_describes_the_settings_its_client_sends(params, model):
+    for provider in PROVIDERS.values():
+        expected = provider.client_class().sent_params(model, params)
+        assert provider.sent_params(model, params) == expected, provider.name
 
 
 def generation_schema_errors(generation):
