@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from evaluation.adapters.base import public_base_url
 from evaluation.agents import AgentFactory
 from evaluation.bundle import BUNDLE_VERSION, benchmark_version, now_iso, tool_version
 from evaluation.cache import ResponseCache
 from evaluation.messages import GenerationParams
+from evaluation.public import public_base_url
 from evaluation.registry import (
     AgentSpec,
     AgentSpecError,

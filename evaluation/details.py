@@ -28,7 +28,7 @@ import yaml
 from evaluation.confusion import episode_behaviour
 from evaluation.deferred import Deferred
 from evaluation.metrics import EpisodeResult
-from evaluation.outbound import error_summary
+from evaluation.public import error_summary
 from evaluation.vocabulary import (
     COMPLETED,
     EPISODE_METRICS,

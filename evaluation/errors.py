@@ -2,7 +2,7 @@
 
 An episode ends in ``error`` when the provider or the harness, not the model, stopped it: a
 timeout or a dropped connection, a 4xx or 5xx that outlived the retries, an answer the client
-could not use (``evaluation.outbound.ERROR_CATEGORIES`` names each kind). Such an episode is
+could not use (``evaluation.public.ERROR_CATEGORIES`` names each kind). Such an episode is
 left out of every score (``docs/protocol.md``: the protocol scores what a model answered, and
 an episode the provider cut short was never answered to its end); it is counted here by
 category, so that a run says how much of it is missing and why.
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from evaluation.outbound import ERROR_CATEGORIES, error_summary
+from evaluation.public import ERROR_CATEGORIES, error_summary
 from evaluation.vocabulary import ERROR
 
 ERRORED_SHARE_LIMIT: Final = 0.02
@@ -132,7 +132,7 @@ def error_counts(records: Iterable[Mapping[str, Any]]) -> ErrorCounts:
     """Return the error counts of a bundle's episode records.
 
     An errored record's category is its error text's public summary tag
-    (``evaluation.outbound.error_summary``: ``[timeout]``, ``[server_error HTTP 503]``); a
+    (``evaluation.public.error_summary``: ``[timeout]``, ``[server_error HTTP 503]``); a
     text without one is ``unknown``.
     """
     episodes = 0

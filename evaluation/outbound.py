@@ -34,10 +34,11 @@ A refused request raises :class:`EndpointRefused`, a reply past the cap :class:`
 The site checks a hosted run's base URL with :func:`url_check` when it is submitted, for an early
 answer; the connect-time check is the one that counts.
 
-The second half of the module is what a failed request may say in public: an
-:class:`ErrorSummary` (HTTP status and a category), which the clients put at the start of their
-error text as a tag (``[rate_limited HTTP 429]``) so that whoever stores the text can store the
-summary apart from the provider's own words (:func:`error_summary`).
+What a failed request may say in public (an :class:`~evaluation.public.ErrorSummary`,
+which the clients put at the start of their error text as a tag) is
+:mod:`evaluation.public`, apart from this module and its HTTP client, so that the
+processes that only store and show errors (every process of the site: the settings and the
+models read it) do not load httpx.
 
 Plain Python: no Django import.
 """
@@ -46,11 +47,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 import socket
 import ssl
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -64,16 +63,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOW_PRIVATE_ENV",
     "DEFAULT_MAX_REPLY_BYTES",
-    "ERROR_CATEGORIES",
     "MAX_REPLY_ENV",
     "EndpointRefused",
-    "ErrorSummary",
     "ReplyTooLarge",
     "address_refusal",
     "allow_private_from_env",
     "checked_addresses",
-    "error_category",
-    "error_summary",
     "http_client",
     "max_reply_bytes_from_env",
     "resolve",
@@ -518,103 +513,3 @@ def http_client(
         follow_redirects=False,
         trust_env=False,
     )
-
-
-# What a failed request may say in public.
-
-ERROR_CATEGORIES = (
-    "auth",
-    "bad_request",
-    "connection_error",
-    "context_too_long",
-    "endpoint_refused",
-    "not_found",
-    "rate_limited",
-    "redirect_refused",
-    "server_error",
-    "timeout",
-    "unusable_response",
-    "unknown",
-)
-"""What kind of failure a request met; public, unlike the provider's error text."""
-
-_TAG = re.compile(
-    r"\[(?P<category>" + "|".join(ERROR_CATEGORIES) + r")(?: HTTP (?P<status>[1-5]\d\d))?\]"
-)
-_LEGACY_STATUS = re.compile(r"\bHTTP (?P<status>[1-5]\d\d)\b")
-
-
-@dataclass(frozen=True)
-class ErrorSummary:
-    """The public part of a failed request: its HTTP status, if any, and a category."""
-
-    status: int | None
-    category: str
-
-    @property
-    def tag(self) -> str:
-        """The summary as the clients write it at the start of their error text."""
-        status = f" HTTP {self.status}" if self.status is not None else ""
-        return f"[{self.category}{status}]"
-
-    @property
-    def label(self) -> str:
-        """The summary for people: ``"HTTP 429, rate limited"``."""
-        what = self.category.replace("_", " ")
-        return f"HTTP {self.status}, {what}" if self.status is not None else what
-
-
-def error_category(status: int | None, *, kind: str = "") -> str:
-    """Return the category of a failure with HTTP ``status`` (``None`` without an answer).
-
-    ``kind`` names the error for failures without a status (``EndpointRefused``,
-    ``APITimeoutError``, ``APIConnectionError``, ...).
-    """
-    if status is None:
-        if kind == "EndpointRefused":
-            return "endpoint_refused"
-        if "Timeout" in kind:
-            return "timeout"
-        if "Connection" in kind:
-            return "connection_error"
-        return "unknown"
-    if 300 <= status < 400:
-        return "redirect_refused"
-    if status in (401, 403):
-        return "auth"
-    if status == 429:
-        return "rate_limited"
-    if status == 408:
-        return "timeout"
-    if status == 413:
-        return "context_too_long"
-    if status == 404:
-        return "not_found"
-    if 400 <= status < 500:
-        return "bad_request"
-    if status >= 500:
-        return "server_error"
-    return "unusable_response"
-
-
-def error_summary(text: str | None) -> ErrorSummary | None:
-    """Return the public summary of an error text, ``None`` for no error.
-
-    The first tag in the text wins (the clients write theirs before any provider text). Texts
-    written before tags existed are read for their first ``HTTP nnn`` (which the clients wrote
-    before the provider's message); anything else is ``unknown``.
-    """
-    if not text:
-        return None
-    tag = _TAG.search(text)
-    if tag:
-        status = tag.group("status")
-        return ErrorSummary(int(status) if status else None, tag.group("category"))
-    legacy = _LEGACY_STATUS.search(text)
-    if legacy:
-        status_code = int(legacy.group("status"))
-        return ErrorSummary(status_code, error_category(status_code))
-    for kind in ("APITimeoutError", "APIConnectionError"):
-        if kind in text:
-            return ErrorSummary(None, error_category(None, kind=kind))
-    return ErrorSummary(None, "unknown")

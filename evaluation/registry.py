@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from evaluation.adapters.base import public_base_url
 from evaluation.agents import Agent, AgentFactory, ModelAgent
 from evaluation.cache import ResponseCache, StepCache
 from evaluation.messages import GenerationParams, ModelClient
+from evaluation.public import public_base_url
 
 
 def load_entry_point(entry_point: str) -> Any:

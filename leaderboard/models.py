@@ -17,7 +17,7 @@ from evaluation import vocabulary
 from evaluation.bundle import episode_record, episode_repeat
 from evaluation.config import RunConfig
 from evaluation.confusion import episode_behaviour
-from evaluation.outbound import ErrorSummary, error_summary
+from evaluation.public import ErrorSummary, error_summary
 from leaderboard.accounts.names import MAX_KEY_CHARS, MAX_SKELETON_BYTES, name_key, name_skeletons
 from simulation.catalogue import UnknownSceneError
 from simulation.versions import BENCHMARK_VERSION

@@ -23,7 +23,6 @@ from inspect_ai.event import ModelEvent, SpanBeginEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log, read_eval_log_samples
 from inspect_ai.model import GenerateConfig, ModelOutput
 
-from evaluation.adapters import public_base_url
 from evaluation.agents import reply_decision
 from evaluation.bundle import (
     BUNDLE_VERSION,
@@ -35,6 +34,7 @@ from evaluation.bundle import (
 )
 from evaluation.messages import TransportError
 from evaluation.metrics import episode_score
+from evaluation.public import public_base_url
 from evaluation.runner import step_record
 from evaluation.vocabulary import COMPLETED, ERROR, MAIN_CONDITION, METRICS, parse_condition
 from mirrorbench.client import STEP_SPAN, reply_from_output

@@ -25,7 +25,7 @@ Contracts shared by both:
 * Each ``TransportError`` message starts with a public summary tag, ``[CATEGORY HTTP STATUS]``
   (``[rate_limited HTTP 429]``, ``[endpoint_refused]``), before any provider text, so that the
   site can publish the summary and keep the provider's words for the run's owner
-  (:func:`evaluation.outbound.error_summary`).
+  (:func:`evaluation.public.error_summary`).
 * The SDKs' own retries are off (``max_retries=0``); :class:`RetryPolicy` decides instead.
   Connection errors, timeouts, 408, 409, 429 and 5xx are retried with exponential backoff and
   jitter, or after the delay the server asks for in ``retry-after-ms`` / ``Retry-After``
@@ -62,10 +62,10 @@ from evaluation.adapters.base import LOCAL_DUMMY_KEY as LOCAL_DUMMY_KEY
 from evaluation.adapters.base import PNG_SIGNATURE as PNG_SIGNATURE
 from evaluation.adapters.base import MissingAPIKeyError as MissingAPIKeyError
 from evaluation.adapters.base import png_size as png_size
-from evaluation.adapters.base import public_base_url as public_base_url
 from evaluation.adapters.retry import RETRYABLE_STATUSES as RETRYABLE_STATUSES
 from evaluation.adapters.retry import RetryPolicy as RetryPolicy
 from evaluation.adapters.retry import retry_after_s as retry_after_s
+from evaluation.public import public_base_url as public_base_url
 
 if TYPE_CHECKING:
     from evaluation.adapters.anthropic import (

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -34,13 +34,8 @@ from evaluation.messages import (
     TextPart,
     TransportError,
 )
-from evaluation.outbound import (
-    EndpointRefused,
-    ErrorSummary,
-    ReplyTooLarge,
-    error_category,
-    http_client,
-)
+from evaluation.outbound import EndpointRefused, ReplyTooLarge, http_client
+from evaluation.public import ErrorSummary, error_category, public_base_url
 
 log = logging.getLogger("evaluation.adapters")
 """One logger for the whole package, named as before the split (callers filter on it)."""
@@ -157,17 +152,6 @@ def _is_loopback(base_url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def public_base_url(base_url: str) -> str:
-    """``base_url`` without user info, query or fragment, which may hold credentials."""
-    parts = urlsplit(base_url)
-    netloc = parts.hostname or ""
-    if ":" in netloc:
-        netloc = f"[{netloc}]"
-    if parts.port is not None:
-        netloc = f"{netloc}:{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _resolve_api_key(

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 def summarise_errors(apps, schema_editor):
     """Give the episodes stored so far their public summary, read from their error text."""
-    from evaluation.outbound import error_summary
+    from evaluation.public import error_summary
 
     Episode = apps.get_model("leaderboard", "Episode")
     for episode in Episode.objects.exclude(error="").only("pk", "error").iterator():

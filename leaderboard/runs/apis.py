@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from evaluation.config import MAX_REPEATS
 from evaluation.cost import check_price
-from evaluation.outbound import ERROR_CATEGORIES
+from evaluation.public import ERROR_CATEGORIES
 from evaluation.registry import provider_choices
 from evaluation.vocabulary import (
     CONDITION_CHOICES,

@@ -13,12 +13,12 @@ from django.db.models import Avg, Count, Exists, Max, OuterRef, Prefetch, Q, Que
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evaluation.adapters.base import public_base_url
 from evaluation.config import RunConfig, bundle_header
 from evaluation.cost import tokens_dollars
 from evaluation.errors import REFUSAL_PREFIX, ErrorCounts, refusal_kind
 from evaluation.estimate import TYPICAL_STEPS, estimate_run
 from evaluation.metrics import EpisodeResult, score_json
+from evaluation.public import public_base_url
 from evaluation.registry import parse_agent_spec
 from evaluation.vocabulary import (
     AVG,

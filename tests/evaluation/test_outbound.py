@@ -23,12 +23,11 @@ from evaluation.messages import Message, TextPart, TransportError
 from evaluation.outbound import (
     ALLOW_PRIVATE_ENV,
     EndpointRefused,
-    ErrorSummary,
     address_refusal,
-    error_summary,
     http_client,
     url_check,
 )
+from evaluation.public import ErrorSummary, error_summary
 from tests.evaluation.fake_providers import (
     FakeAnthropic,
     FakeOpenAI,

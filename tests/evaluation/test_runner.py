@@ -271,7 +271,7 @@ def test_an_answer_longer_than_a_bundle_holds_ends_the_episode_as_an_error(tmp_p
         scene, 0, ModelAgent(VerboseClient(100)), frames=FrameSource(32), image_size=32
     )
     assert record["status"] == "error" and record["metrics"] is None
-    from evaluation.outbound import ErrorSummary, error_summary
+    from evaluation.public import ErrorSummary, error_summary
 
     assert error_summary(record["error"]) == ErrorSummary(None, "unusable_response")
     assert "after 1 attempts" in record["error"]

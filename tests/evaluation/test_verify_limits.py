@@ -261,7 +261,7 @@ def test_the_codecs_limits_are_the_schemas() -> None:
 
 def test_an_over_long_error_text_is_cut_keeping_its_summary() -> None:
     from evaluation.bundle import ERROR_MAX_CHARS, episode_record
-    from evaluation.outbound import ErrorSummary, error_summary
+    from evaluation.public import ErrorSummary, error_summary
 
     text = "[server_error HTTP 503] " + "provider page " * 10_000
     record = episode_record(

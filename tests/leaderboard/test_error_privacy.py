@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from evaluation.bundle import read_bundle
 from evaluation.config import RunConfig
-from evaluation.outbound import ALLOW_PRIVATE_ENV, ErrorSummary, error_summary
+from evaluation.outbound import ALLOW_PRIVATE_ENV
+from evaluation.public import ErrorSummary, error_summary
 from evaluation.verify import verify_bundle
 from leaderboard.boards.entries import model_entry_upsert
 from leaderboard.models import Episode, ModelEntry, Run
