@@ -32,11 +32,10 @@ from evaluation.messages import Message, TextPart, TransportError
 from evaluation.outbound import (
     DEFAULT_MAX_REPLY_BYTES,
     MAX_REPLY_ENV,
-    ErrorSummary,
-    error_summary,
     http_client,
     max_reply_bytes_from_env,
 )
+from evaluation.public import ErrorSummary, error_summary
 from tests.evaluation.fake_providers import (
     DEFAULT_TEXT,
     BombServer,
