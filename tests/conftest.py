@@ -37,11 +37,24 @@ def pytest_configure(config: pytest.Config) -> None:
     starts (web servers, workers) keep the site's hashers; no test checks which one is used.
 
     WhiteNoise's table of static files is scanned once per process, not once per test client
-    (tests/static_index.py)."""
+    (tests/static_index.py).
+
+    Under ``--dist loadgroup``, pytest-xdist deals the tests out in the order the suite gives
+    them (``_spread_waiting``), not reordered by the size of their groups."""
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     share_static_index()
+    _deal_in_suite_order(config)
+
+
+def _deal_in_suite_order(config: pytest.Config) -> None:
+    """Under ``--dist loadgroup``, turn off pytest-xdist's reordering of the units it deals out
+    (by their number of tests), which ``_spread_waiting`` does itself."""
+    if getattr(config.option, "dist", None) == "loadgroup" or getattr(
+        config.option, "loadgroup", False
+    ):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -80,31 +93,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _spread_waiting(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Spread the tests marked ``waits`` (they mostly wait on the processes they start: an
-    outage, a worker, a server) evenly among the tests that pytest-xdist deals out one by one.
+    """Order the tests as pytest-xdist should deal them out, the tests marked ``waits`` (they
+    mostly wait on the processes they start: an outage, a worker, a server) spread over the
+    whole run.
 
-    pytest-xdist sends each group whole first (the largest first), then the other tests in
-    this order, one or two at a time as workers finish. In collection order the fault tests
-    came one after another, so all four workers waited at once and the two cores idled
-    (20-50% busy for about 90 s of the run); spread a module at a time, a module's two tests
-    still ran side by side. Grouped tests keep their places."""
-    waiting: list[pytest.Item] = []
-    rest: list[pytest.Item] = []
+    pytest-xdist deals out units, a group whole or a test alone, in this order (``pytest_configure``
+    turns its own reordering off): each worker takes the next one whenever two or fewer of its
+    tests are left. The groups come first, the largest first, as xdist itself would order them;
+    the waiting tests are spread in proportion among the groups and the tests alone, by the
+    number of tests. Dealt out only among the tests alone (xdist's order), they all started
+    after the groups, in the last three quarters of the run, and several at once left the two
+    cores idle (31 s of a core in a run). Grouped tests keep their order within their group, the
+    other tests theirs."""
+    units: dict[str, list[pytest.Item]] = {}
     for item in items:
-        (waiting if item.get_closest_marker("waits") and not _grouped(item) else rest).append(item)
+        units.setdefault(_unit(item), []).append(item)
+    groups = sorted((unit for unit in units.values() if _grouped(unit[0])), key=len, reverse=True)
+    alone = [unit[0] for unit in units.values() if not _grouped(unit[0])]
+    waiting = [item for item in alone if item.get_closest_marker("waits")]
     if not waiting:
-        return items
-    step = sum(not _grouped(item) for item in rest) / (len(waiting) + 1)
-    spread: list[pytest.Item] = []
-    placed = alone = 0
-    for item in rest:
-        spread.append(item)
-        if not _grouped(item):
-            alone += 1
-            while placed < len(waiting) and alone >= (placed + 1) * step:
-                spread.append(waiting[placed])
-                placed += 1
-    return spread + waiting[placed:]
+        return [item for unit in [*groups, *([i] for i in alone)] for item in unit]
+    waits = set(waiting)
+    others: list[list[pytest.Item]] = [*groups, *([i] for i in alone if i not in waits)]
+    step = sum(len(unit) for unit in others) / (len(waiting) + 1)
+    order: list[pytest.Item] = []
+    placed = dealt = 0
+    for unit in others:
+        order += unit
+        dealt += len(unit)
+        while placed < len(waiting) and dealt >= (placed + 1) * step:
+            order.append(waiting[placed])
+            placed += 1
+    return order + waiting[placed:]
+
+
+def _unit(item: pytest.Item) -> str:
+    """What pytest-xdist deals out ``item`` with: its group (``--dist loadgroup``) or itself."""
+    return item.nodeid.rpartition("@")[2] if _grouped(item) else item.nodeid
 
 
 def _grouped(item: pytest.Item) -> bool:

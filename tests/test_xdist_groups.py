@@ -1,6 +1,8 @@
 """The tests that share a class's or a module's rows go to one xdist worker (tests/conftest.py),
 so that the rows are made once."""
 
+from types import SimpleNamespace
+
 from tests.conftest import _group_shared_rows
 
 SOURCE = """
@@ -59,29 +61,45 @@ class _Item:
         return "waits" if name == "waits" and self.waits else None
 
 
-def test_waiting_tests_are_spread_evenly_among_the_tests_dealt_out_one_by_one():
+def test_groups_come_first_and_waiting_tests_are_spread_over_the_whole_run():
     from tests.conftest import _spread_waiting
 
     items = [
         *(_Item(f"tests/a.py::t{i}", False) for i in range(4)),
         *(_Item(f"tests/faults/f1.py::t{i}", True) for i in range(2)),
         _Item("tests/faults/f2.py::t0", True),
-        *(_Item(f"tests/g.py::t{i}@rows-g", False) for i in range(5)),  # a group: sent whole
+        *(_Item(f"tests/h.py::t{i}@rows-h", False) for i in range(2)),  # a group: sent whole
+        *(_Item(f"tests/g.py::t{i}@rows-g", False) for i in range(5)),
         *(_Item(f"tests/b.py::t{i}", False) for i in range(4)),
         *(_Item(f"tests/c.py::t{i}", False) for i in range(4)),
     ]
     spread = [item.nodeid for item in _spread_waiting(items)]  # type: ignore[arg-type]
     assert sorted(spread) == sorted(item.nodeid for item in items)
-    # 12 tests dealt out alone, 3 waiting ones: one after every 3 of the others, the group's
-    # tests not counted (xdist sends the group first, whole).
-    alone_before = [
-        sum("@" not in n and "faults" not in n for n in spread[:position])
-        for position, nodeid in enumerate(spread)
-        if "faults" in nodeid
+    # The groups first, the largest first; then the tests alone in their order. 19 tests
+    # besides the 3 waiting ones: one waiting test after each 4.75 of them (rounded up to a
+    # whole unit), the groups counted too, so that the first starts among the groups.
+    assert spread == [
+        *(f"tests/g.py::t{i}@rows-g" for i in range(5)),
+        "tests/faults/f1.py::t0",
+        *(f"tests/h.py::t{i}@rows-h" for i in range(2)),
+        *(f"tests/a.py::t{i}" for i in range(3)),
+        "tests/faults/f1.py::t1",
+        "tests/a.py::t3",
+        *(f"tests/b.py::t{i}" for i in range(4)),
+        "tests/faults/f2.py::t0",
+        *(f"tests/c.py::t{i}" for i in range(4)),
     ]
-    assert alone_before == [3, 6, 9]
-    others = [n for n in spread if "faults" not in n]
-    assert others == [item.nodeid for item in items if "faults" not in item.nodeid]
+
+
+def test_under_loadgroup_xdist_deals_the_tests_out_in_the_suites_order():
+    from tests.conftest import _deal_in_suite_order
+
+    controller = SimpleNamespace(option=SimpleNamespace(dist="loadgroup", loadscopereorder=True))
+    _deal_in_suite_order(controller)  # type: ignore[arg-type]
+    assert controller.option.loadscopereorder is False
+    elsewhere = SimpleNamespace(option=SimpleNamespace(dist="load", loadscopereorder=True))
+    _deal_in_suite_order(elsewhere)  # type: ignore[arg-type]
+    assert elsewhere.option.loadscopereorder is True
 
 
 def test_without_waiting_tests_the_order_is_kept():
