@@ -79,8 +79,9 @@ worker: install
 # cores, each with a data directory of its own: tests/xdist_workers.py says why); tests marked
 # with one xdist_group share a worker: the browser's, those sharing a class's or module's rows
 # (tests/conftest.py), the Inspect AI tests and those that load the model SDKs (`sdk`: only
-# one worker imports them; no test module does when collected); the tests marked `waits` (they
-# mostly wait on the processes they start) are spread one by one among the others. JOBS=1 runs it in one process
+# one worker imports them; no test module does when collected); the groups are dealt out first,
+# the largest first, and the tests marked `waits` (they mostly wait on the processes they start)
+# are spread over the whole run, among the groups too. JOBS=1 runs it in one process
 # (a debugger, a bisect);
 # PYTEST_ARGS adds options.
 JOBS ?= auto
