@@ -32,6 +32,7 @@ def specs(script):
     return [*BASELINES, f"scripted:{script}", "openai:gpt-4o", "anthropic:claude-x:v1"]
 
 
+@pytest.mark.xdist_group("sdk")  # builds both providers' clients: in the worker that loads them
 def test_describing_an_agent_gives_what_the_built_agent_says_of_itself(script, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
