@@ -42,6 +42,7 @@ def test_describing_an_agent_gives_what_the_built_agent_says_of_itself(script, m
         assert header_extras(spec) == extras, spec
 
 
+@pytest.mark.xdist_group("sdk")  # builds both providers' clients: in the worker that loads them
 def test_the_header_states_the_generation_settings_each_client_sends(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
