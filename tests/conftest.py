@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (tests/static_index.py).
 
     Under ``--dist loadgroup``, pytest-xdist deals the tests out in the order the suite gives
-    them (``_spread_waiting``), not reordered by the size of their groups."""
+    them (``_deal_order``), not reordered by the size of their groups."""
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _deal_in_suite_order(config: pytest.Config) -> None:
     """Under ``--dist loadgroup``, turn off pytest-xdist's reordering of the units it deals out
-    (by their number of tests), which ``_spread_waiting`` does itself."""
+    (by their number of tests), which ``_deal_order`` does itself."""
     if getattr(config.option, "dist", None) == "loadgroup" or getattr(
         config.option, "loadgroup", False
     ):
@@ -75,8 +75,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``--dist loadgroup`` sends to one worker. pytest-xdist (3.8) appends it by setting
     ``item._nodeid``, which pytest 9.2 no longer reads (a node's id is ``item._id``): every
     group was silently ignored, and its tests spread over the workers. Runs after xdist's own
-    hook, and adds nothing where that one worked. Then spreads the tests marked ``waits``
-    among the others (``_spread_waiting``)."""
+    hook, and adds nothing where that one worked. Then orders the tests as xdist should deal
+    them out (``_deal_order``)."""
     if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
@@ -89,22 +89,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if groups and not _grouped(item):
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
-    items[:] = _spread_waiting(items)
+    items[:] = _deal_order(items)
 
 
-def _spread_waiting(items: list[pytest.Item]) -> list[pytest.Item]:
+def _deal_order(items: list[pytest.Item]) -> list[pytest.Item]:
     """Order the tests as pytest-xdist should deal them out, the tests marked ``waits`` (they
     mostly wait on the processes they start: an outage, a worker, a server) spread over the
     whole run.
 
-    pytest-xdist deals out units, a group whole or a test alone, in this order (``pytest_configure``
-    turns its own reordering off): each worker takes the next one whenever two or fewer of its
-    tests are left. The groups come first, the largest first, as xdist itself would order them;
-    the waiting tests are spread in proportion among the groups and the tests alone, by the
-    number of tests. Dealt out only among the tests alone (xdist's order), they all started
-    after the groups, in the last three quarters of the run, and several at once left the two
-    cores idle (31 s of a core in a run). Grouped tests keep their order within their group, the
-    other tests theirs."""
+    pytest-xdist deals out units, a group whole or a test alone, in this order (its own
+    reordering is off: ``_deal_in_suite_order``), each worker taking the next unit whenever two
+    or fewer of its tests are left. The groups come first, the largest first, as xdist ordered
+    them itself; the waiting tests are spread among the groups and the tests alone in proportion
+    to their numbers of tests. Dealt out among the tests alone only, they all started after the
+    groups, in the last three quarters of the run, and several waited at once: the two cores
+    stood idle for 31 s of a core in a run, 15-20 s so. Grouped tests keep their order within
+    their group, the others theirs."""
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
         units.setdefault(_unit(item), []).append(item)

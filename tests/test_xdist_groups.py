@@ -52,7 +52,7 @@ def test_a_class_or_a_module_sharing_rows_is_one_group(pytester):
 
 
 class _Item:
-    """What ``_spread_waiting`` reads of a test: its id and whether it is marked ``waits``."""
+    """What ``_deal_order`` reads of a test: its id and whether it is marked ``waits``."""
 
     def __init__(self, nodeid: str, waits: bool) -> None:
         self.nodeid, self.waits = nodeid, waits
@@ -62,7 +62,7 @@ class _Item:
 
 
 def test_groups_come_first_and_waiting_tests_are_spread_over_the_whole_run():
-    from tests.conftest import _spread_waiting
+    from tests.conftest import _deal_order
 
     items = [
         *(_Item(f"tests/a.py::t{i}", False) for i in range(4)),
@@ -73,7 +73,7 @@ def test_groups_come_first_and_waiting_tests_are_spread_over_the_whole_run():
         *(_Item(f"tests/b.py::t{i}", False) for i in range(4)),
         *(_Item(f"tests/c.py::t{i}", False) for i in range(4)),
     ]
-    spread = [item.nodeid for item in _spread_waiting(items)]  # type: ignore[arg-type]
+    spread = [item.nodeid for item in _deal_order(items)]  # type: ignore[arg-type]
     assert sorted(spread) == sorted(item.nodeid for item in items)
     # The groups first, the largest first; then the tests alone in their order. 19 tests
     # besides the 3 waiting ones: one waiting test after each 4.75 of them (rounded up to a
@@ -103,7 +103,7 @@ def test_under_loadgroup_xdist_deals_the_tests_out_in_the_suites_order():
 
 
 def test_without_waiting_tests_the_order_is_kept():
-    from tests.conftest import _spread_waiting
+    from tests.conftest import _deal_order
 
     items = [_Item(f"tests/a.py::t{i}", False) for i in range(3)]
-    assert _spread_waiting(items) == items  # type: ignore[arg-type]
+    assert _deal_order(items) == items  # type: ignore[arg-type]
