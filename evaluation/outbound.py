@@ -34,11 +34,10 @@ A refused request raises :class:`EndpointRefused`, a reply past the cap :class:`
 The site checks a hosted run's base URL with :func:`url_check` when it is submitted, for an early
 answer; the connect-time check is the one that counts.
 
-What a failed request may say in public (an :class:`~evaluation.public.ErrorSummary`,
-which the clients put at the start of their error text as a tag) is
-:mod:`evaluation.public`, apart from this module and its HTTP client, so that the
-processes that only store and show errors (every process of the site: the settings and the
-models read it) do not load httpx.
+What a failed request may say in public (an :class:`~evaluation.public.ErrorSummary`, which
+the clients put at the start of their error text as a tag) is :mod:`evaluation.public`, apart
+from this module and its HTTP client, so that the settings and the models, which read it, do
+not load httpx for it.
 
 Plain Python: no Django import.
 """

@@ -6,8 +6,10 @@ The model clients write a failure's summary at the start of their error text as 
 that whoever stores the text can store the summary apart (:func:`error_summary`) and publish it,
 keeping the provider's words for the run's owner. Apart from the clients
 (:mod:`evaluation.adapters`) and the requests themselves (:mod:`evaluation.outbound`): the site's
-settings, models and pages and the bundle header read these, and none of them loads httpx for it
-(httpx2 and httpcore2 took about a fifth of a ``manage.py`` command's start).
+settings, models and pages and the bundle header read these without loading httpx for them, so
+that ``django.setup()`` and the Celery app (beat, ``manage.py shell``) load no httpx. The web,
+the workers and the commands that run the system checks still load it, with the evaluate
+form's :func:`~evaluation.outbound.url_check`.
 
 Plain Python: no Django import.
 """

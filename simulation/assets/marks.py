@@ -201,8 +201,9 @@ def _logo_0(s: int) -> Image.Image:
     Computed on rows and columns broadcast against each other, not on full coordinate grids: the
     gradient is a function of the row alone (made once per row, then repeated), and the gloss
     changes only the pixels of its small highlight. Every pixel gets the same arithmetic as on
-    full grids, so the same bytes (checked at every size from 16 to 2048), in two thirds of the
-    time (a 1024 px canvas, which a 256 px texture is drawn on: 155 ms of CPU, 103 ms now),
+    full grids, so the same bytes (compared at every size from 16 to 299 and 511 to 2048, and
+    pinned at three sizes by tests/simulation/test_marks.py), in two thirds of the time: a
+    1024 px canvas, which a 256 px texture is drawn on, took 155 ms of CPU and takes 103 ms,
     which every process that loads a scene with this mark paid.
     """
     coords = (np.arange(s, dtype=np.float64) + 0.5) / s
