@@ -63,6 +63,16 @@ def test_two_beats_queue_each_episode_twice_and_each_is_claimed_once(results, fa
         )
         recovered = time.monotonic() - started
         checks = sum(beat_sent(beat) for beat in beats)
+        # The run completes when the last episode is played, with copies queued by a second
+        # check still waiting: no check queues more once the beats stop (the run is done), and
+        # the worker runs every copy queued before it is stopped.
+        for beat in beats:
+            stop_worker(beat)
+        wait_until(
+            lambda: _episode_tasks_run(results.returned()),
+            timeout=60,
+            what="the worker did not run every episode task the checks queued",
+        )
     finally:
         for process in [*beats, *([worker] if worker else [])]:
             stop_worker(process)
@@ -88,3 +98,10 @@ def test_two_beats_queue_each_episode_twice_and_each_is_claimed_once(results, fa
         assert [s.index for s in episode.steps.all()] == list(range(episode.steps_taken))
     assert steps.count() == sum(e.steps_taken for e in rows)
     assert duplicated == 0
+
+
+def _episode_tasks_run(outcomes: list[object]) -> bool:
+    """Whether the episode tasks that have run are as many as the checks queued: a check
+    returns how many it queued (an int), an episode task its outcome (a string)."""
+    queued = sum(o for o in outcomes if isinstance(o, int) and not isinstance(o, bool))
+    return sum(isinstance(o, str) for o in outcomes) >= queued
