@@ -65,7 +65,6 @@ from evaluation.adapters.base import png_size as png_size
 from evaluation.adapters.retry import RETRYABLE_STATUSES as RETRYABLE_STATUSES
 from evaluation.adapters.retry import RetryPolicy as RetryPolicy
 from evaluation.adapters.retry import retry_after_s as retry_after_s
-from evaluation.public import public_base_url as public_base_url
 
 if TYPE_CHECKING:
     from evaluation.adapters.anthropic import (
