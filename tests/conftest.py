@@ -111,8 +111,6 @@ def _deal_order(items: list[pytest.Item]) -> list[pytest.Item]:
     groups = sorted((unit for unit in units.values() if _grouped(unit[0])), key=len, reverse=True)
     alone = [unit[0] for unit in units.values() if not _grouped(unit[0])]
     waiting = [item for item in alone if item.get_closest_marker("waits")]
-    if not waiting:
-        return [item for unit in [*groups, *([i] for i in alone)] for item in unit]
     waits = set(waiting)
     others: list[list[pytest.Item]] = [*groups, *([i] for i in alone if i not in waits)]
     step = sum(len(unit) for unit in others) / (len(waiting) + 1)
